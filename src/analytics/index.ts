@@ -4,3 +4,5 @@
 export * from './types';
 export * from './errors';
 export * from './normalise';
+export * from './embedding/embedder';
+export * from './embedding/lexical';
