@@ -1,0 +1,188 @@
+import fc from 'fast-check';
+import { AnalyticsError } from '../../../src/analytics/errors';
+import { kemeny } from '../../../src/analytics/kemeny';
+import {
+  bestRunPerModel,
+  kemenyRankIntervals,
+  quantileType7Sorted,
+  selectCandidates,
+} from '../../../src/analytics/rank-intervals';
+
+/** candidate × voter × replicate array from a generator function. */
+function cube(n: number, V: number, B: number, f: (c: number, v: number, b: number) => number): Float64Array {
+  const data = new Float64Array(n * V * B);
+  for (let c = 0; c < n; c++) for (let v = 0; v < V; v++) for (let b = 0; b < B; b++) data[(c * V + v) * B + b] = f(c, v, b);
+  return data;
+}
+
+function lcg(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 48271) % 2147483647) / 2147483647;
+}
+
+describe('quantileType7Sorted', () => {
+  // Values from numpy.quantile(x, p, method="linear") (numpy 1.24).
+  it.each([
+    [[1, 1, 2, 3, 5], [1.0, 1.0, 2.0, 4.8, 5.0, 1.2]],
+    [[3], [3, 3, 3, 3, 3, 3]],
+    [[2, 7], [2.0, 2.125, 4.5, 6.875, 7.0, 3.5]],
+    [[1, 1, 2, 3, 3, 4, 5, 6, 8, 8, 9], [1.0, 1.0, 4.0, 8.75, 9.0, 3.0]],
+  ])('matches numpy on %j', (x, expected) => {
+    const ps = [0, 0.025, 0.5, 0.975, 1, 0.3];
+    ps.forEach((p, i) => expect(quantileType7Sorted(x, p)).toBeCloseTo(expected[i]!, 12));
+  });
+
+  it('rejects empty input and bad probabilities', () => {
+    expect(() => quantileType7Sorted([], 0.5)).toThrow(AnalyticsError);
+    expect(() => quantileType7Sorted([1], 1.5)).toThrow(AnalyticsError);
+  });
+});
+
+describe('kemenyRankIntervals', () => {
+  it('reruns the aggregation on every replicate (oracle: kemeny on each replicate)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 9 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 1e6 }),
+        (n, V, B, seed) => {
+          const rnd = lcg(seed);
+          const data = cube(n, V, B, () => (rnd() < 0.1 ? Number.NaN : Math.floor(rnd() * 4)));
+          const names = Array.from({ length: n }, (_, c) => `run-${c}`);
+          const result = kemenyRankIntervals({ data, candidates: n, voters: V, replicates: B }, { names });
+          expect(result.exactReplicates).toBe(B);
+          for (let b = 0; b < B; b++) {
+            const scores = Array.from({ length: V }, (_, v) => Array.from({ length: n }, (_, c) => data[(c * V + v) * B + b]!));
+            const macro = Array.from({ length: n }, (_, c) => {
+              const xs = scores.map((s) => s[c]!).filter((x) => !Number.isNaN(x));
+              return xs.length === 0 ? Number.NaN : xs.reduce((x, y) => x + y, 0) / xs.length;
+            });
+            const expected = kemeny(scores, { macro, names });
+            for (let c = 0; c < n; c++) expect(result.ranks[c * B + b]).toBe(expected.rank[c]);
+          }
+          for (const iv of result.intervals) {
+            const sorted = Array.from(result.ranks.slice(iv.candidate * B, (iv.candidate + 1) * B)).sort((x, y) => x - y);
+            expect(iv.lower).toBe(Math.floor(quantileType7Sorted(sorted, 0.025)));
+            expect(iv.upper).toBe(Math.ceil(quantileType7Sorted(sorted, 0.975)));
+            expect(iv.lower).toBeGreaterThanOrEqual(1);
+            expect(iv.upper).toBeLessThanOrEqual(n);
+            expect(iv.lower).toBeLessThanOrEqual(iv.upper);
+          }
+        },
+      ),
+      { numRuns: 60, seed: 123 },
+    );
+  });
+
+  it('gives the worked interval of a five-replicate example', () => {
+    // Candidate 0 ranks 1,1,2,3,5 over five replicates: quantiles 1 and 4.8 → interval [1, 5].
+    const wanted = [
+      [0, 1, 2, 3, 4],
+      [0, 1, 2, 3, 4],
+      [1, 0, 2, 3, 4],
+      [1, 2, 0, 3, 4],
+      [1, 2, 3, 4, 0],
+    ];
+    const n = 5;
+    const B = 5;
+    // One voter per replicate whose score is minus the wanted position.
+    const data = cube(n, 1, B, (c, _v, b) => -wanted[b]!.indexOf(c));
+    const result = kemenyRankIntervals({ data, candidates: n, voters: 1, replicates: B });
+    expect(result.intervals[0]).toEqual({
+      candidate: 0,
+      lower: 1,
+      upper: 5,
+      lowerQuantile: 1,
+      upperQuantile: expect.closeTo(4.8, 12) as unknown as number,
+      median: 2,
+    });
+  });
+
+  it('honours custom strides, weights and macro averages', () => {
+    const n = 6;
+    const V = 3;
+    const B = 7;
+    const rnd = lcg(9);
+    const data = cube(n, V, B, () => Math.floor(rnd() * 3));
+    // Same numbers stored replicate-major: index (b * n + c) * V + v.
+    const replicateMajor = new Float64Array(n * V * B);
+    for (let c = 0; c < n; c++) for (let v = 0; v < V; v++) for (let b = 0; b < B; b++) {
+      replicateMajor[(b * n + c) * V + v] = data[(c * V + v) * B + b]!;
+    }
+    const macroData = cube(n, 1, B, (c) => c);
+    const options = { voterWeights: [2, 1, 1], macro: { data: macroData } };
+    const a = kemenyRankIntervals({ data, candidates: n, voters: V, replicates: B }, options);
+    const b = kemenyRankIntervals(
+      { data: replicateMajor, candidates: n, voters: V, replicates: B, strides: { candidate: V, voter: 1, replicate: n * V } },
+      options,
+    );
+    expect(Array.from(b.ranks)).toEqual(Array.from(a.ranks));
+    // With the macro tie-break favouring higher indices, an all-tied replicate ranks n-1 first.
+    const flat = kemenyRankIntervals({ data: new Float64Array(n * V * B), candidates: n, voters: V, replicates: B }, options);
+    expect(flat.intervals.map((i) => i.median)).toEqual([6, 5, 4, 3, 2, 1]);
+  });
+
+  it('uses the bounded heuristic for 90 candidates and returns permutations', () => {
+    const n = 90;
+    const V = 25;
+    const B = 8;
+    const rnd = lcg(2024);
+    const quality = Array.from({ length: n }, () => rnd());
+    const data = cube(n, V, B, (c) => quality[c]! + 0.3 * rnd());
+    const point = kemeny(
+      Array.from({ length: V }, (_, v) => Array.from({ length: n }, (_, c) => data[(c * V + v) * B]!)),
+      { exactLimit: 0 },
+    );
+    const result = kemenyRankIntervals({ data, candidates: n, voters: V, replicates: B }, { pointOrder: point.order });
+    for (let b = 0; b < B; b++) {
+      const seen = new Set<number>();
+      for (let c = 0; c < n; c++) seen.add(result.ranks[c * B + b]!);
+      expect(seen.size).toBe(n);
+    }
+    // The best candidate by construction stays near the top in every replicate.
+    const best = quality.indexOf(Math.max(...quality));
+    expect(result.intervals[best]!.upper).toBeLessThanOrEqual(10);
+  });
+
+  it('rejects invalid input', () => {
+    const data = new Float64Array(8);
+    expect(() => kemenyRankIntervals({ data, candidates: 0, voters: 1, replicates: 1 })).toThrow(AnalyticsError);
+    expect(() => kemenyRankIntervals({ data, candidates: 3, voters: 3, replicates: 1 })).toThrow(AnalyticsError);
+    expect(() => kemenyRankIntervals({ data, candidates: 2, voters: 2, replicates: 2 }, { level: 1 })).toThrow(
+      AnalyticsError,
+    );
+    expect(() =>
+      kemenyRankIntervals({ data, candidates: 2, voters: 2, replicates: 2 }, { voterWeights: [1, Number.NaN] }),
+    ).toThrow(AnalyticsError);
+  });
+});
+
+describe('bestRunPerModel', () => {
+  it('picks each model’s highest-placed run, models in order of their best runs', () => {
+    const runModel = ['llama', 'qwen', 'llama', 'gemma', 'qwen'];
+    const order = [4, 2, 0, 3, 1];
+    expect(bestRunPerModel(order, runModel)).toEqual([
+      { model: 'qwen', run: 4, runRank: 1, modelRank: 1 },
+      { model: 'llama', run: 2, runRank: 2, modelRank: 2 },
+      { model: 'gemma', run: 3, runRank: 4, modelRank: 3 },
+    ]);
+  });
+
+  it('selects the best runs as candidates', () => {
+    const scores = [
+      [0.1, 0.2, 0.3],
+      [0.4, 0.5, 0.6],
+    ];
+    expect(selectCandidates(scores, [2, 0]).map((x) => Array.from(x))).toEqual([
+      [0.3, 0.1],
+      [0.6, 0.4],
+    ]);
+    expect(() => selectCandidates(scores, [3])).toThrow(AnalyticsError);
+  });
+
+  it('rejects an order that is not a permutation', () => {
+    expect(() => bestRunPerModel([0, 0], ['a', 'b'])).toThrow(AnalyticsError);
+    expect(() => bestRunPerModel([0], ['a', 'b'])).toThrow(AnalyticsError);
+  });
+});
