@@ -1,0 +1,52 @@
+export {
+  assertNoImportErrors,
+  formatRowError,
+  ImportError,
+  MAX_REPORTED_ERRORS,
+  sortRowErrors,
+  type RowError,
+} from './import-errors';
+export {
+  anyRecordHas,
+  collectColumns,
+  describeColumns,
+  detectDelimiter,
+  DuplicateIdTracker,
+  parseRecords,
+  readExternalId,
+  recordError,
+  setOwn,
+  type ExternalIdResult,
+  type ParsedRecord,
+  type ParseRecordsOptions,
+  type ParseRecordsResult,
+  type RecordFormat,
+} from './parse-records';
+export { parseReports, type ParsedReport, type ParseReportsOptions, type ParseReportsResult } from './parse-reports';
+export {
+  parseAnnotations,
+  resolveVariableColumns,
+  type ParseAnnotationsOptions,
+  type ParseAnnotationsResult,
+  type ParsedAnnotation,
+} from './parse-annotations';
+export {
+  MEDICAL_RECORD_LLM_COLUMNS,
+  MEDICAL_RECORD_LLM_ID_FIELDS,
+  parsePredictions,
+  readExtractedObject,
+  type JsonColumnLayoutOptions,
+  type MedicalRecordLlmLayoutOptions,
+  type ParsedPrediction,
+  type ParsePredictionsOptions,
+  type ParsePredictionsResult,
+  type PredictionLayout,
+  type WideLayoutOptions,
+} from './parse-predictions';
+export {
+  parsePythonLiteral,
+  PYTHON_LITERAL_MAX_DEPTH,
+  PythonLiteralError,
+  type JsonValue,
+  type PythonLiteralErrorCode,
+} from './python-literal';

@@ -1,0 +1,286 @@
+import type { RowError } from './import-errors';
+import { resolveVariableColumns } from './parse-annotations';
+import {
+  anyRecordHas,
+  collectColumns,
+  describeColumns,
+  DuplicateIdTracker,
+  readExternalId,
+  recordError,
+  setOwn,
+  type ParsedRecord,
+} from './parse-records';
+import { parsePythonLiteral, PythonLiteralError } from './python-literal';
+
+export type PredictionLayout = 'JSON_COLUMN' | 'WIDE' | 'MEDICAL_RECORD_LLM_CSV';
+
+/** One column/key holds the extracted object (an object in JSON; JSON or a Python dict literal in CSV). */
+export interface JsonColumnLayoutOptions {
+  layout: 'JSON_COLUMN';
+  idField: string;
+  objectField: string;
+  rawField?: string;
+  reasoningField?: string;
+}
+
+/** One column/key per variable; the extracted object is assembled from the present ones. */
+export interface WideLayoutOptions {
+  layout: 'WIDE';
+  idField: string;
+  variableKeys: string[];
+  columnMap?: Record<string, string>;
+  rawField?: string;
+  reasoningField?: string;
+}
+
+/**
+ * The output CSV of the extraction paper's framework (INTEROP.md): input columns plus
+ * `extracted_data` (a Python dict literal), `raw_output`, `reasoning` (a string, or for
+ * prompt-graph runs a Python list of per-step strings) and, for self-consistency, `candidates`.
+ */
+export interface MedicalRecordLlmLayoutOptions {
+  layout: 'MEDICAL_RECORD_LLM_CSV';
+  /** Default: the first of {@link MEDICAL_RECORD_LLM_ID_FIELDS} present in the file. */
+  idField?: string;
+}
+
+export type ParsePredictionsOptions = JsonColumnLayoutOptions | WideLayoutOptions | MedicalRecordLlmLayoutOptions;
+
+/**
+ * Id columns tried, in order, when the framework layout gets no `idField`: the framework's
+ * `run.py` default (`patientID`), its experiment runner's default (`Patient-ID`), then
+ * common spellings.
+ */
+export const MEDICAL_RECORD_LLM_ID_FIELDS = ['patientID', 'Patient-ID', 'patient_id', 'id', 'report_id'] as const;
+
+/** Column names the framework writes. */
+export const MEDICAL_RECORD_LLM_COLUMNS = {
+  extracted: 'extracted_data',
+  raw: 'raw_output',
+  reasoning: 'reasoning',
+  candidates: 'candidates',
+} as const;
+
+export interface ParsedPrediction {
+  externalId: string;
+  /**
+   * The extracted object. `null` with `parseError` null: there was none (empty cell, `None`),
+   * which scores as MISSING. `null` with a `parseError`: something was there but is not an
+   * object, which scores as OUT_OF_FORMAT.
+   */
+  object: Record<string, unknown> | null;
+  raw: string | null;
+  reasoning: string | null;
+  parseError: string | null;
+  /** Self-consistency samples as written (`{temperature, reasoning, extracted_data}` each). */
+  samples?: unknown[];
+  row: number;
+}
+
+export interface ParsePredictionsResult {
+  predictions: ParsedPrediction[];
+  errors: RowError[];
+  /** Problems that do not reject a row (e.g. unreadable `candidates`). */
+  warnings: RowError[];
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'None';
+  if (Array.isArray(value)) return 'a list';
+  return `a ${typeof value}`;
+}
+
+/**
+ * Reads a cell that should hold the extracted object: an object as-is; a string as JSON, else
+ * as a Python literal. An empty cell, `None` or `null` is "no object" (not an error).
+ */
+export function readExtractedObject(value: unknown): { object: Record<string, unknown> | null; parseError: string | null } {
+  if (value === undefined || value === null) return { object: null, parseError: null };
+  if (isPlainObject(value)) return { object: value, parseError: null };
+  if (typeof value !== 'string') return { object: null, parseError: `expected an object, got ${kindOf(value)}` };
+  const text = value.trim();
+  if (text === '') return { object: null, parseError: null };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    try {
+      parsed = parsePythonLiteral(text);
+    } catch (err) {
+      const reason = err instanceof PythonLiteralError ? err.message : String(err);
+      return { object: null, parseError: `neither JSON nor a Python literal: ${reason}` };
+    }
+  }
+  if (parsed === null) return { object: null, parseError: null };
+  if (!isPlainObject(parsed)) return { object: null, parseError: `expected an object, got ${kindOf(parsed)}` };
+  return { object: parsed, parseError: null };
+}
+
+function textOrNull(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string') return value === '' ? null : value;
+  return JSON.stringify(value);
+}
+
+/** Per-step reasoning (an array, or a Python/JSON list literal of strings) joined by blank lines. */
+function readReasoning(value: unknown, allowListLiteral: boolean): string | null {
+  if (Array.isArray(value)) return joinSteps(value);
+  if (typeof value === 'string' && allowListLiteral) {
+    const t = value.trim();
+    if (t.startsWith('[') && t.endsWith(']')) {
+      try {
+        const parsed = parsePythonLiteral(t);
+        if (Array.isArray(parsed) && parsed.every((s) => typeof s === 'string' || s === null)) return joinSteps(parsed);
+      } catch {
+        // reasoning prose that merely starts with '[' stays as written
+      }
+    }
+  }
+  return textOrNull(value);
+}
+
+function joinSteps(steps: readonly unknown[]): string | null {
+  const parts = steps
+    .filter((s) => s !== null && s !== undefined)
+    .map((s) => (typeof s === 'string' ? s.trim() : JSON.stringify(s)))
+    .filter((s) => s !== '');
+  return parts.length === 0 ? null : parts.join('\n\n');
+}
+
+function readSamples(value: unknown): { samples?: unknown[]; warning?: string } {
+  if (value === undefined || value === null || value === '') return {};
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    const t = value.trim();
+    if (t === '' || t === 'None') return {};
+    try {
+      parsed = parsePythonLiteral(t);
+    } catch (err) {
+      return { warning: `candidates ignored: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+  if (!Array.isArray(parsed)) return { warning: `candidates ignored: expected a list, got ${kindOf(parsed)}` };
+  return { samples: parsed };
+}
+
+/**
+ * Turns records into predictions for an imported run. Missing or repeated ids are row errors;
+ * an unreadable extracted object is not: it becomes `object: null` with a `parseError`, so it
+ * scores as OUT_OF_FORMAT like any model output that is not an object.
+ *
+ * Columns the layout needs that no record has are one file-level error (row 0).
+ */
+export function parsePredictions(rows: readonly ParsedRecord[], options: ParsePredictionsOptions): ParsePredictionsResult {
+  const errors: RowError[] = [];
+  const warnings: RowError[] = [];
+  const columns = collectColumns(rows);
+  const requireColumn = (field: string, role: string): void => {
+    if (rows.length > 0 && !anyRecordHas(rows, field)) {
+      errors.push({ row: 0, field, reason: `${role} '${field}' not found; the file has ${describeColumns(columns)}` });
+    }
+  };
+
+  let idField: string;
+  let readRow: (rec: ParsedRecord) => Omit<ParsedPrediction, 'externalId' | 'row'>;
+
+  switch (options.layout) {
+    case 'JSON_COLUMN': {
+      idField = options.idField;
+      requireColumn(options.idField, 'id field');
+      requireColumn(options.objectField, 'object field');
+      if (options.rawField !== undefined) requireColumn(options.rawField, 'raw output field');
+      if (options.reasoningField !== undefined) requireColumn(options.reasoningField, 'reasoning field');
+      const { objectField, rawField, reasoningField } = options;
+      readRow = (rec) => ({
+        ...readExtractedObject(rec.record[objectField]),
+        raw: rawField === undefined ? null : textOrNull(rec.record[rawField]),
+        reasoning: reasoningField === undefined ? null : readReasoning(rec.record[reasoningField], false),
+      });
+      break;
+    }
+    case 'WIDE': {
+      idField = options.idField;
+      requireColumn(options.idField, 'id field');
+      const resolved = resolveVariableColumns(options.idField, options.variableKeys, options.columnMap);
+      errors.push(...resolved.errors);
+      if (rows.length > 0 && resolved.errors.length === 0 && ![...resolved.columns.values()].some((c) => columns.includes(c))) {
+        errors.push({
+          row: 0,
+          reason: `none of the variable columns (${describeColumns([...resolved.columns.values()])}) is in the file; the file has ${describeColumns(columns)}`,
+        });
+      }
+      if (options.rawField !== undefined) requireColumn(options.rawField, 'raw output field');
+      if (options.reasoningField !== undefined) requireColumn(options.reasoningField, 'reasoning field');
+      const { rawField, reasoningField } = options;
+      readRow = (rec) => {
+        const object: Record<string, unknown> = {};
+        for (const [key, column] of resolved.columns) {
+          if (Object.prototype.hasOwnProperty.call(rec.record, column)) setOwn(object, key, rec.record[column]);
+        }
+        return {
+          object,
+          parseError: null,
+          raw: rawField === undefined ? null : textOrNull(rec.record[rawField]),
+          reasoning: reasoningField === undefined ? null : readReasoning(rec.record[reasoningField], false),
+        };
+      };
+      break;
+    }
+    case 'MEDICAL_RECORD_LLM_CSV': {
+      const named = options.idField;
+      const found = named ?? MEDICAL_RECORD_LLM_ID_FIELDS.find((f) => columns.includes(f));
+      if (found === undefined) {
+        if (rows.length > 0) {
+          errors.push({
+            row: 0,
+            reason: `no id column: name one, or use one of ${describeColumns(MEDICAL_RECORD_LLM_ID_FIELDS)}; the file has ${describeColumns(columns)}`,
+          });
+        }
+        idField = MEDICAL_RECORD_LLM_ID_FIELDS[0];
+      } else {
+        idField = found;
+        requireColumn(found, 'id field');
+      }
+      const c = MEDICAL_RECORD_LLM_COLUMNS;
+      requireColumn(c.extracted, 'framework column');
+      readRow = (rec) => {
+        const row: Omit<ParsedPrediction, 'externalId' | 'row'> = {
+          ...readExtractedObject(rec.record[c.extracted]),
+          raw: textOrNull(rec.record[c.raw]),
+          reasoning: readReasoning(rec.record[c.reasoning], true),
+        };
+        const { samples, warning } = readSamples(rec.record[c.candidates]);
+        if (samples !== undefined) row.samples = samples;
+        if (warning !== undefined) warnings.push(recordError(rec, warning, c.candidates));
+        return row;
+      };
+      break;
+    }
+    default: {
+      const never: never = options;
+      return { predictions: [], errors: [{ row: 0, reason: `unknown layout ${String((never as { layout: unknown }).layout)}` }], warnings };
+    }
+  }
+  if (errors.length > 0) return { predictions: [], errors, warnings };
+
+  const predictions: ParsedPrediction[] = [];
+  const ids = new DuplicateIdTracker();
+  for (const rec of rows) {
+    const idResult = readExternalId(rec.record, idField);
+    if (!idResult.ok) {
+      errors.push(recordError(rec, idResult.reason, idField));
+      continue;
+    }
+    const dup = ids.check(idResult.id, rec.row, rec.line, idField);
+    if (dup) {
+      errors.push(dup);
+      continue;
+    }
+    predictions.push({ externalId: idResult.id, row: rec.row, ...readRow(rec) });
+  }
+  return { predictions, errors, warnings };
+}

@@ -1,0 +1,110 @@
+import type { RowError } from './import-errors';
+import {
+  anyRecordHas,
+  collectColumns,
+  describeColumns,
+  DuplicateIdTracker,
+  readExternalId,
+  recordError,
+  setOwn,
+  type ParsedRecord,
+} from './parse-records';
+
+export interface ParseReportsOptions {
+  idField: string;
+  textField: string;
+  /** Fields kept as metadata; default every field other than the id and the text. */
+  metadataFields?: string[];
+}
+
+export interface ParsedReport {
+  externalId: string;
+  text: string;
+  metadata: Record<string, unknown>;
+  /** The input row, for error messages of later steps. */
+  row: number;
+}
+
+export interface ParseReportsResult {
+  reports: ParsedReport[];
+  errors: RowError[];
+}
+
+/**
+ * Turns records into reports. The id is required (see `readExternalId`); the text must be a
+ * string with at least one non-whitespace character and is kept exactly as written except for
+ * one trailing `\r` (a CRLF artefact). A repeated external id is an error on the later row,
+ * naming the earlier one. Rows with errors are left out of `reports`.
+ *
+ * A named id or text field that no record has at all is one file-level error (row 0) listing
+ * the columns that exist, instead of one error per row.
+ */
+export function parseReports(rows: readonly ParsedRecord[], options: ParseReportsOptions): ParseReportsResult {
+  const { idField, textField } = options;
+  const errors: RowError[] = [];
+  if (idField === textField) {
+    return { reports: [], errors: [{ row: 0, reason: `the id field and the text field are both '${idField}'` }] };
+  }
+  if (rows.length > 0) {
+    const columns = collectColumns(rows);
+    for (const [role, field] of [
+      ['id', idField],
+      ['text', textField],
+    ] as const) {
+      if (!anyRecordHas(rows, field)) {
+        errors.push({ row: 0, field, reason: `${role} field '${field}' not found; the file has ${describeColumns(columns)}` });
+      }
+    }
+    for (const field of options.metadataFields ?? []) {
+      if (!anyRecordHas(rows, field)) {
+        errors.push({ row: 0, field, reason: `metadata field '${field}' not found; the file has ${describeColumns(columns)}` });
+      }
+    }
+    if (errors.length > 0) return { reports: [], errors };
+  }
+
+  const explicitMetadata = options.metadataFields;
+  const reports: ParsedReport[] = [];
+  const ids = new DuplicateIdTracker();
+  for (const rec of rows) {
+    const idResult = readExternalId(rec.record, idField);
+    let rowOk = true;
+    if (!idResult.ok) {
+      errors.push(recordError(rec, idResult.reason, idField));
+      rowOk = false;
+    }
+    const rawText = rec.record[textField];
+    let text = '';
+    if (rawText === undefined) {
+      errors.push(recordError(rec, `missing text field '${textField}'`, textField));
+      rowOk = false;
+    } else if (typeof rawText !== 'string') {
+      errors.push(recordError(rec, `text field '${textField}' must be a string, got ${rawText === null ? 'null' : typeof rawText}`, textField));
+      rowOk = false;
+    } else if (rawText.trim() === '') {
+      errors.push(recordError(rec, `empty text in field '${textField}'`, textField));
+      rowOk = false;
+    } else {
+      text = rawText.endsWith('\r') ? rawText.slice(0, -1) : rawText;
+    }
+    if (idResult.ok) {
+      const dup = ids.check(idResult.id, rec.row, rec.line, idField);
+      if (dup) {
+        errors.push(dup);
+        rowOk = false;
+      }
+    }
+    if (!rowOk || !idResult.ok) continue;
+
+    const metadata: Record<string, unknown> = {};
+    if (explicitMetadata) {
+      for (const f of explicitMetadata) {
+        if (Object.prototype.hasOwnProperty.call(rec.record, f)) setOwn(metadata, f, rec.record[f]);
+      }
+    } else {
+      for (const [k, v] of Object.entries(rec.record)) if (k !== idField && k !== textField) setOwn(metadata, k, v);
+    }
+    reports.push({ externalId: idResult.id, text, metadata, row: rec.row });
+  }
+  return { reports, errors };
+}
