@@ -55,7 +55,8 @@ function cleanJsonMessage(message: string): string {
  *
  * - CSV: the first record is the header (names trimmed; empty or repeated names are errors).
  *   Quoted fields may span lines and contain the delimiter; `""` is a quote. Every cell is a
- *   string, an empty cell is `""`. Blank lines and records whose cells are all empty are
+ *   string, an empty cell is `""`. A quote inside an unquoted field, or text after a closing
+ *   quote, is kept literally (`5" lesion`, `"a"b`). Blank lines and records whose cells are all empty are
  *   skipped. A record with more or fewer cells than the header is an error. An unterminated
  *   quote stops parsing at the record where it opened.
  * - JSON: an array of objects; values keep their JSON types.
@@ -272,7 +273,7 @@ function diagnoseJsonArray(text: string): ParseRecordsResult {
   for (;;) {
     skipWs();
     if (p >= text.length) {
-      errors.push({ row: row + 1, line, reason: "unexpected end of file: the array is not closed with ']'" });
+      errors.push({ row: 0, line, reason: "unexpected end of file: the array is not closed with ']'" });
       break;
     }
     if (text[p] === ']') {
@@ -308,7 +309,7 @@ function diagnoseJsonArray(text: string): ParseRecordsResult {
       }
     }
     const chunk = text.slice(start, end === -1 ? p : end);
-    if (end === -1) {
+    if (end === -1 && (inString || depth > 0)) {
       errors.push({
         row,
         line: startLine,
@@ -329,6 +330,10 @@ function diagnoseJsonArray(text: string): ParseRecordsResult {
     }
     if (text[p] === ']') {
       p += 1;
+      break;
+    }
+    if (p >= text.length) {
+      errors.push({ row: 0, line, reason: "unexpected end of file: the array is not closed with ']'" });
       break;
     }
     // a '}' closing nothing: report and stop, the rest cannot be split reliably
