@@ -6,3 +6,4 @@ export * from './errors';
 export * from './normalise';
 export * from './embedding/embedder';
 export * from './embedding/lexical';
+export * from './metrics';

@@ -463,7 +463,7 @@ export function normaliseRecord(
  * Whether two normalised cells are equal values for accuracy (METRICS.md §1–§2): INVALID never
  * equals anything (not even INVALID or MISSING); MISSING equals only MISSING; numbers are equal
  * within `tolerance` (absolute, default 0); strings compare exactly (categorical cells hold the
- * canonical option); lists compare item by item. O(list length).
+ * canonical option); lists compare as multisets (order ignored). O(list length).
  */
 export function cellsEqual(reference: NormalisedCell, prediction: NormalisedCell, tolerance = 0): boolean {
   if (reference.status === 'INVALID' || prediction.status === 'INVALID') return false;
@@ -474,6 +474,12 @@ export function cellsEqual(reference: NormalisedCell, prediction: NormalisedCell
   const b = prediction.value;
   if (typeof a === 'number' && typeof b === 'number') return Math.abs(a - b) <= tolerance;
   if (typeof a === 'string' && typeof b === 'string') return a === b;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => x === b[i]);
+  if (Array.isArray(a) && Array.isArray(b)) {
+    // A list is a multiset of items: order carries no meaning in the reports' lists.
+    if (a.length !== b.length) return false;
+    const sa = [...a].sort();
+    const sb = [...b].sort();
+    return sa.every((x, i) => x === sb[i]);
+  }
   return false;
 }
