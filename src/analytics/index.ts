@@ -7,3 +7,4 @@ export * from './normalise';
 export * from './embedding/embedder';
 export * from './embedding/lexical';
 export * from './metrics';
+export * from './bootstrap';
