@@ -1,0 +1,4 @@
+import { InitialSchema1764450000000 } from './1764450000000-initial-schema';
+
+/** Applied in this order; a landed migration is never edited, only followed by a new one. */
+export const MIGRATIONS: Function[] = [InitialSchema1764450000000];

@@ -1,0 +1,85 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const booleanFlag = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'].includes(v), {
+    message: 'must be one of true/false, 1/0, yes/no, on/off',
+  })
+  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const environmentSchema = z.object({
+  PORT: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? '4000' : v.trim()))
+    .pipe(z.string().regex(/^\d{1,5}$/, 'must be a port number'))
+    .transform(Number)
+    .pipe(z.number().int().max(65535, 'must be at most 65535')),
+  DATABASE_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// connection string')
+      .optional(),
+  ),
+  DATA_DIR: optionalText,
+  ADMIN_API_KEY: optionalText.pipe(z.string().min(24, 'must be at least 24 characters').optional()),
+  SEED_DEMO: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'true' : v)).pipe(booleanFlag),
+  WORKER: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'true' : v)).pipe(booleanFlag),
+  SECRET_KEY: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  LOG_LEVEL: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? 'info' : v.trim().toLowerCase()))
+    .pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])),
+});
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  /** Unset: the embedded PostgreSQL under dataDir. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  adminApiKey: string | undefined;
+  seedDemo: boolean;
+  worker: boolean;
+  /** Unset: a key generated on first start and kept in dataDir (single-machine setups only). */
+  secretKey: string | undefined;
+  logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  readonly code = 'INVALID_CONFIGURATION';
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** Reads and validates the environment (DESIGN.md "Running"); throws ConfigError naming every problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const parsed = environmentSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`),
+    );
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(cwd, e.DATA_DIR ?? '.reportql'),
+    adminApiKey: e.ADMIN_API_KEY,
+    seedDemo: e.SEED_DEMO,
+    worker: e.WORKER,
+    secretKey: e.SECRET_KEY,
+    logLevel: e.LOG_LEVEL,
+  };
+}

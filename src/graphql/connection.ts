@@ -1,0 +1,126 @@
+import { ArgsType, Field, Int, ObjectType, type ClassType } from 'type-graphql';
+import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { badInput } from './errors';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+@ObjectType({ description: 'Relay page information.' })
+export class PageInfo {
+  @Field() hasNextPage!: boolean;
+  @Field() hasPreviousPage!: boolean;
+  @Field(() => String, { nullable: true }) startCursor!: string | null;
+  @Field(() => String, { nullable: true }) endCursor!: string | null;
+}
+
+@ArgsType()
+export class PageArgs {
+  @Field(() => Int, { nullable: true, description: `Page size, at most ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).` })
+  first?: number | null;
+
+  @Field(() => String, { nullable: true, description: 'Cursor of the last edge of the previous page.' })
+  after?: string | null;
+}
+
+export interface ConnectionShape<T> {
+  edges: { cursor: string; node: T }[];
+  nodes: T[];
+  pageInfo: PageInfo;
+  totalCount(): Promise<number>;
+}
+
+/** Builds the `XConnection` and `XEdge` types of a node type. */
+export function ConnectionType<T extends object>(nodeType: ClassType<T>, name: string): ClassType<ConnectionShape<T>> {
+  @ObjectType(`${name}Edge`)
+  class Edge {
+    @Field() cursor!: string;
+    @Field(() => nodeType) node!: T;
+  }
+
+  @ObjectType(`${name}Connection`)
+  class Connection implements ConnectionShape<T> {
+    @Field(() => [Edge]) edges!: Edge[];
+    @Field(() => [nodeType], { description: 'The nodes of `edges`, for clients that need no cursors.' })
+    nodes!: T[];
+    @Field(() => PageInfo) pageInfo!: PageInfo;
+    count!: () => Promise<number>;
+
+    @Field(() => Int, { description: 'Number of items over all pages.' })
+    totalCount(): Promise<number> {
+      return this.count();
+    }
+  }
+  return Connection;
+}
+
+export function pageSize(first: number | null | undefined): number {
+  if (first === null || first === undefined) return DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE_SIZE) {
+    throw badInput(`first must be between 0 and ${MAX_PAGE_SIZE}`, { field: 'first' });
+  }
+  return first;
+}
+
+interface Cursor {
+  k: string | number;
+  i: string;
+}
+
+function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+}
+
+function decodeCursor(value: string): Cursor {
+  try {
+    const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Cursor;
+    if ((typeof parsed.k === 'string' || typeof parsed.k === 'number') && typeof parsed.i === 'string') return parsed;
+  } catch {
+    // fall through
+  }
+  throw badInput('after is not a cursor of this list', { field: 'after' });
+}
+
+export interface SortKey<T> {
+  /** SQL expression on alias `e`, e.g. `e.created_at` or `e.ordinal`. */
+  column: string;
+  value: (row: T) => string | number | Date;
+}
+
+/**
+ * Keyset pagination over `query` (alias `e`) ordered by (sort column, id): stable under
+ * inserts, one query for the page and one for the count (only when asked for).
+ */
+export async function paginate<T extends ObjectLiteral & { id: string }>(
+  query: SelectQueryBuilder<T>,
+  args: PageArgs,
+  sort: SortKey<T>,
+): Promise<ConnectionShape<T> & { count: () => Promise<number> }> {
+  const limit = pageSize(args.first);
+  const countQuery = query.clone();
+  const page = query.clone();
+  if (args.after) {
+    const cursor = decodeCursor(args.after);
+    page.andWhere(`(${sort.column}, e.id) > (:cursorKey, :cursorId)`, { cursorKey: cursor.k, cursorId: cursor.i });
+  }
+  const rows = limit === 0 ? [] : await page.orderBy(sort.column, 'ASC').addOrderBy('e.id', 'ASC').take(limit + 1).getMany();
+  const hasNextPage = rows.length > limit;
+  const nodes = rows.slice(0, limit);
+  const edges = nodes.map((node) => {
+    const key = sort.value(node);
+    return { cursor: encodeCursor({ k: key instanceof Date ? key.toISOString() : key, i: node.id }), node };
+  });
+  let counted: Promise<number> | undefined;
+  const count = () => (counted ??= countQuery.getCount());
+  return {
+    edges,
+    nodes,
+    pageInfo: {
+      hasNextPage,
+      hasPreviousPage: Boolean(args.after),
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+    count,
+    totalCount: count,
+  };
+}

@@ -1,0 +1,21 @@
+import type { DataSource } from 'typeorm';
+import type { Logger } from '../logger';
+import type { Principal } from '../modules/api-key/principal';
+import type { Services } from '../services';
+import { LoaderRegistry } from './loader-registry';
+
+export interface GraphQLContext {
+  principal: Principal;
+  services: Services;
+  loaders: LoaderRegistry;
+  logger: Logger;
+}
+
+export function createContext(
+  dataSource: DataSource,
+  services: Services,
+  logger: Logger,
+  principal: Principal,
+): GraphQLContext {
+  return { principal, services, loaders: new LoaderRegistry(dataSource, principal), logger };
+}

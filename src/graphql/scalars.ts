@@ -1,0 +1,4 @@
+import { DateTimeResolver, JSONResolver } from 'graphql-scalars';
+
+export const JSONScalar = JSONResolver;
+export const DateTimeScalar = DateTimeResolver;

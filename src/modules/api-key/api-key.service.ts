@@ -1,0 +1,127 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import { IsNull } from 'typeorm';
+import { DomainException, badInput, notFound } from '../../graphql/errors';
+import { Project } from '../project/project.entity';
+import { ApiKey, Role } from './api-key.entity';
+import { canSee, requireRole, requireServerAdmin, type Principal } from './principal';
+
+const SECRET_PREFIX = 'rql_';
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export function generateSecret(): string {
+  return SECRET_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export interface IssuedKey {
+  apiKey: ApiKey;
+  /** Shown once; only its hash is stored. */
+  secret: string;
+}
+
+export class ApiKeyService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Resolves `Authorization: Bearer <key>`; any failure is UNAUTHENTICATED without detail on which. */
+  async authenticate(authorization: string | undefined | null): Promise<Principal> {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+    if (!match) throw new DomainException('UNAUTHENTICATED', 'Send an API key as "Authorization: Bearer <key>"');
+    const key = await this.dataSource.getRepository(ApiKey).findOneBy({ secretHash: hashSecret(match[1] as string) });
+    if (!key || key.revokedAt) throw new DomainException('UNAUTHENTICATED', 'The API key is unknown or revoked');
+    const now = Date.now();
+    if (!key.lastUsedAt || now - key.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      await this.dataSource.getRepository(ApiKey).update({ id: key.id }, { lastUsedAt: new Date(now) });
+    }
+    return { keyId: key.id, projectId: key.projectId, role: key.role, serverAdmin: key.serverAdmin };
+  }
+
+  async issue(
+    manager: EntityManager,
+    fields: { projectId: string | null; role: Role | null; serverAdmin: boolean; name: string; secret?: string },
+  ): Promise<IssuedKey> {
+    const secret = fields.secret ?? generateSecret();
+    const apiKey = await manager.getRepository(ApiKey).save(
+      manager.getRepository(ApiKey).create({
+        projectId: fields.projectId,
+        role: fields.role,
+        serverAdmin: fields.serverAdmin,
+        name: fields.name,
+        prefix: secret.slice(0, 12),
+        secretHash: hashSecret(secret),
+      }),
+    );
+    return { apiKey, secret };
+  }
+
+  async create(
+    principal: Principal,
+    input: { projectId: string | null; name: string; role: Role | null; serverAdmin: boolean },
+  ): Promise<IssuedKey> {
+    const name = input.name.trim();
+    if (!name) throw badInput('name must not be empty', { field: 'name' });
+    if (input.serverAdmin) {
+      requireServerAdmin(principal);
+      if (input.projectId || input.role) throw badInput('A server admin key has no project and no role');
+      return this.issue(this.dataSource.manager, { projectId: null, role: null, serverAdmin: true, name });
+    }
+    if (!input.projectId) throw badInput('projectId is required for a project key', { field: 'projectId' });
+    if (!input.role) throw badInput('role is required for a project key', { field: 'role' });
+    requireRole(principal, input.projectId, Role.ADMIN, 'Project');
+    const project = await this.dataSource.getRepository(Project).findOneBy({ id: input.projectId });
+    if (!project) throw notFound('Project');
+    return this.issue(this.dataSource.manager, { projectId: project.id, role: input.role, serverAdmin: false, name });
+  }
+
+  async revoke(principal: Principal, id: string): Promise<ApiKey> {
+    const repo = this.dataSource.getRepository(ApiKey);
+    const key = await repo.findOneBy({ id });
+    if (!key) throw notFound('API key');
+    if (key.projectId === null) requireServerAdmin(principal);
+    else requireRole(principal, key.projectId, Role.ADMIN, 'API key');
+    if (!key.revokedAt) {
+      key.revokedAt = new Date();
+      await repo.update({ id: key.id }, { revokedAt: key.revokedAt });
+    }
+    return key;
+  }
+
+  async get(principal: Principal, id: string): Promise<ApiKey | null> {
+    const key = await this.dataSource.getRepository(ApiKey).findOneBy({ id });
+    if (!key) return null;
+    if (key.projectId === null) return principal.serverAdmin ? key : null;
+    return canSee(principal, key.projectId) ? key : null;
+  }
+
+  /**
+   * First start: makes sure a server admin key exists. With ADMIN_API_KEY set it is that key;
+   * otherwise a key is generated and returned (printed once by the caller).
+   */
+  async ensureServerAdmin(configuredSecret: string | undefined): Promise<string | null> {
+    const repo = this.dataSource.getRepository(ApiKey);
+    if (configuredSecret) {
+      const existing = await repo.findOneBy({ secretHash: hashSecret(configuredSecret) });
+      if (existing) {
+        if (!existing.serverAdmin || existing.revokedAt) {
+          throw badInput('ADMIN_API_KEY matches a key that is not an active server admin key');
+        }
+        return null;
+      }
+      await this.issue(this.dataSource.manager, {
+        projectId: null,
+        role: null,
+        serverAdmin: true,
+        name: 'server admin (ADMIN_API_KEY)',
+        secret: configuredSecret,
+      });
+      return null;
+    }
+    const active = await repo.countBy({ serverAdmin: true, revokedAt: IsNull() });
+    if (active > 0) return null;
+    const issued = await this.issue(this.dataSource.manager, { projectId: null, role: null, serverAdmin: true, name: 'server admin' });
+    return issued.secret;
+  }
+}

@@ -1,0 +1,122 @@
+import type { DataSource } from 'typeorm';
+import type { PageArgs } from '../../graphql/connection';
+import { paginate } from '../../graphql/connection';
+import { badInput, conflict, notFound } from '../../graphql/errors';
+import { Role } from '../api-key/api-key.entity';
+import { requireRole, type Principal } from '../api-key/principal';
+import type { RowError } from '../imports/import-errors';
+import { DuplicatePolicy, importFailure } from '../imports/import.types';
+import { parseRecords } from '../imports/parse-records';
+import { parseReports } from '../imports/parse-reports';
+import { UseCase } from '../use-case/use-case.entity';
+import type { CreateDatasetInput, ImportReportsInput } from './dataset.input';
+import { Dataset } from './dataset.entity';
+import { Report } from './report.entity';
+
+const INSERT_CHUNK = 2000;
+
+export class DatasetService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async get(principal: Principal, id: string, minimum: Role = Role.VIEWER): Promise<Dataset> {
+    const dataset = await this.dataSource.getRepository(Dataset).findOneBy({ id });
+    if (!dataset) throw notFound('Dataset');
+    requireRole(principal, dataset.projectId, minimum, 'Dataset');
+    return dataset;
+  }
+
+  list(useCaseId: string, args: PageArgs) {
+    const query = this.dataSource.getRepository(Dataset).createQueryBuilder('e').where('e.use_case_id = :useCaseId', { useCaseId });
+    return paginate(query, args, { column: 'e.created_at', value: (d) => d.createdAt });
+  }
+
+  reports(datasetId: string, args: PageArgs) {
+    const query = this.dataSource.getRepository(Report).createQueryBuilder('e').where('e.dataset_id = :datasetId', { datasetId });
+    return paginate(query, args, { column: 'e.ordinal', value: (r) => r.ordinal });
+  }
+
+  async create(principal: Principal, useCaseId: string, input: CreateDatasetInput): Promise<Dataset> {
+    const useCase = await this.dataSource.getRepository(UseCase).findOneBy({ id: useCaseId });
+    if (!useCase) throw notFound('Use case');
+    requireRole(principal, useCase.projectId, Role.EDITOR, 'Use case');
+    const name = input.name.trim();
+    if (!name) throw badInput('name must not be empty', { field: 'name' });
+    try {
+      return await this.dataSource.getRepository(Dataset).save(
+        this.dataSource.getRepository(Dataset).create({
+          projectId: useCase.projectId,
+          useCaseId: useCase.id,
+          name,
+          language: input.language?.trim() || useCase.language,
+          provenance: input.provenance?.trim() || null,
+        }),
+      );
+    } catch (error) {
+      if ((error as { code?: string }).code === '23505') throw conflict(`The use case already has a dataset named "${name}"`);
+      throw error;
+    }
+  }
+
+  /**
+   * Imports reports in one transaction: any bad row rejects the file (first 50 reasons
+   * returned) and nothing is written. Rows are inserted in chunks through unnest().
+   */
+  async importReports(principal: Principal, datasetId: string, input: ImportReportsInput): Promise<{ dataset: Dataset; inserted: number; updated: number }> {
+    const dataset = await this.get(principal, datasetId, Role.EDITOR);
+    const parsed = parseRecords(input.content, input.format, input.delimiter ? { delimiter: input.delimiter } : {});
+    const reports = parseReports(parsed.rows, {
+      idField: input.idField,
+      textField: input.textField,
+      ...(input.metadataFields ? { metadataFields: input.metadataFields } : {}),
+    });
+    const errors: RowError[] = [...parsed.errors, ...reports.errors];
+    if (errors.length > 0) throw importFailure(errors.sort((a, b) => a.row - b.row));
+    if (reports.reports.length === 0) throw importFailure([{ row: 0, reason: 'the file holds no reports' }]);
+
+    return this.dataSource.transaction(async (manager) => {
+      // Serialises imports into one dataset so ordinals stay dense and unique.
+      await manager.query('SELECT id FROM datasets WHERE id = $1 FOR UPDATE', [dataset.id]);
+      const existing = new Map<string, number>(
+        (
+          (await manager.query('SELECT external_id, ordinal FROM reports WHERE dataset_id = $1', [dataset.id])) as {
+            external_id: string;
+            ordinal: number;
+          }[]
+        ).map((r) => [r.external_id, r.ordinal]),
+      );
+      if (input.onDuplicate === DuplicatePolicy.REJECT) {
+        const duplicates = reports.reports
+          .filter((r) => existing.has(r.externalId))
+          .map((r) => ({ row: r.row, field: input.idField, reason: `external id "${r.externalId}" is already in the dataset` }));
+        if (duplicates.length > 0) throw importFailure(duplicates);
+      }
+      let next = existing.size === 0 ? 0 : Math.max(...existing.values()) + 1;
+      let inserted = 0;
+      let updated = 0;
+      for (let i = 0; i < reports.reports.length; i += INSERT_CHUNK) {
+        const chunk = reports.reports.slice(i, i + INSERT_CHUNK);
+        const ordinals = chunk.map((r) => existing.get(r.externalId) ?? next++);
+        const result = (await manager.query(
+          `INSERT INTO reports (project_id, dataset_id, ordinal, external_id, text, metadata)
+           SELECT $1, $2, u.ordinal, u.external_id, u.text, u.metadata::jsonb
+           FROM unnest($3::int[], $4::text[], $5::text[], $6::text[]) AS u(ordinal, external_id, text, metadata)
+           ON CONFLICT (dataset_id, external_id) DO UPDATE SET text = EXCLUDED.text, metadata = EXCLUDED.metadata
+           RETURNING (xmax = 0) AS inserted`,
+          [
+            dataset.projectId,
+            dataset.id,
+            ordinals,
+            chunk.map((r) => r.externalId),
+            chunk.map((r) => r.text),
+            chunk.map((r) => JSON.stringify(r.metadata)),
+          ],
+        )) as { inserted: boolean }[];
+        for (const row of result) {
+          if (row.inserted) inserted++;
+          else updated++;
+        }
+      }
+      return { dataset, inserted, updated };
+    });
+  }
+}

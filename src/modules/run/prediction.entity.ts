@@ -1,0 +1,111 @@
+import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import type { NormalisedCell } from '../../analytics/types';
+import { Node } from '../../graphql/node';
+import { DateTimeScalar, JSONScalar } from '../../graphql/scalars';
+import { InvalidCategory } from '../annotation/annotation.entity';
+
+export enum PredictionStatus {
+  SUCCEEDED = 'SUCCEEDED',
+  FAILED = 'FAILED',
+}
+registerEnumType(PredictionStatus, {
+  name: 'PredictionStatus',
+  description: 'SUCCEEDED: the model answered (its fields may still be invalid). FAILED: no answer (transport error).',
+});
+
+/** Per-variable outcome as stored: the normalised cell plus whether a prompt-graph step skipped it. */
+export type StoredCell = NormalisedCell & { skipped?: boolean };
+
+@ObjectType({ description: 'One variable of one prediction.' })
+export class PredictedField {
+  @Field()
+  key!: string;
+
+  @Field(() => JSONScalar, { nullable: true, description: 'Normalised value; null when MISSING or INVALID.' })
+  value!: unknown;
+
+  @Field({ description: 'False when the model output could not be scored as a value.' })
+  valid!: boolean;
+
+  @Field({ description: 'The normalised value is MISSING (a valid answer: "not specified").' })
+  missing!: boolean;
+
+  @Field(() => InvalidCategory, { nullable: true })
+  invalidCategory!: InvalidCategory | null;
+
+  @Field({ description: 'A prompt-graph condition skipped this variable; it took its default.' })
+  skipped!: boolean;
+}
+
+@Entity('predictions')
+@Index(['runId', 'reportId'], { unique: true })
+@ObjectType({ implements: Node, description: "One report's result in a run." })
+export class Prediction extends Node {
+  @PrimaryGeneratedColumn('uuid')
+  id!: string;
+
+  @Column({ name: 'project_id', type: 'uuid' })
+  projectId!: string;
+
+  @Column({ name: 'run_id', type: 'uuid' })
+  runId!: string;
+
+  @Column({ name: 'report_id', type: 'uuid' })
+  reportId!: string;
+
+  @Field(() => PredictionStatus)
+  @Column({ type: 'varchar', length: 16 })
+  status!: PredictionStatus;
+
+  @Field(() => JSONScalar, { nullable: true, description: 'Normalised values by variable key.' })
+  @Column({ type: 'jsonb', nullable: true })
+  values!: Record<string, unknown> | null;
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  cells!: Record<string, StoredCell>;
+
+  @Field(() => JSONScalar, { nullable: true, description: 'The JSON object found in the output, before normalisation.' })
+  @Column({ type: 'jsonb', nullable: true })
+  parsed!: Record<string, unknown> | null;
+
+  @Field(() => String, { nullable: true })
+  @Column({ type: 'text', nullable: true })
+  raw!: string | null;
+
+  @Field(() => String, { nullable: true })
+  @Column({ type: 'text', nullable: true })
+  reasoning!: string | null;
+
+  @Field(() => JSONScalar, { nullable: true, description: 'Self-consistency samples or prompt-graph steps.' })
+  @Column({ type: 'jsonb', nullable: true })
+  samples!: unknown[] | null;
+
+  @Field(() => String, { nullable: true })
+  @Column({ name: 'finish_reason', type: 'text', nullable: true })
+  finishReason!: string | null;
+
+  @Field(() => Int, { nullable: true })
+  @Column({ name: 'latency_ms', type: 'integer', nullable: true })
+  latencyMs!: number | null;
+
+  @Field(() => Int, { nullable: true })
+  @Column({ name: 'prompt_tokens', type: 'integer', nullable: true })
+  promptTokens!: number | null;
+
+  @Field(() => Int, { nullable: true })
+  @Column({ name: 'completion_tokens', type: 'integer', nullable: true })
+  completionTokens!: number | null;
+
+  @Field(() => Int)
+  @Column({ type: 'integer', default: 1 })
+  attempts!: number;
+
+  @Field(() => String, { nullable: true })
+  @Column({ type: 'text', nullable: true })
+  error!: string | null;
+
+  @Field(() => DateTimeScalar)
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt!: Date;
+}

@@ -1,0 +1,232 @@
+import type { DataSource } from 'typeorm';
+import type { NormalisedCell } from '../../analytics/types';
+import { parseOutput } from '../../extraction/output-parser';
+import type { PageArgs } from '../../graphql/connection';
+import { paginate } from '../../graphql/connection';
+import { badInput, notFound } from '../../graphql/errors';
+import { Role } from '../api-key/api-key.entity';
+import { requireRole, type Principal } from '../api-key/principal';
+import type { DatasetService } from '../dataset/dataset.service';
+import { Model } from '../endpoint/model.entity';
+import type { RowError } from '../imports/import-errors';
+import { importFailure } from '../imports/import.types';
+import { parsePredictions, type ParsedPrediction } from '../imports/parse-predictions';
+import { parseRecords, readExternalId } from '../imports/parse-records';
+import { Prompt } from '../prompt/prompt.entity';
+import { UseCase } from '../use-case/use-case.entity';
+import { normalisePrediction, toSpec, valuesOf } from '../use-case/variable-spec';
+import { Variable } from '../use-case/variable.entity';
+import { Prediction, PredictionStatus } from './prediction.entity';
+import { PredictionLayout, type ImportPredictionsInput, type PredictionFilter, type RunFilter } from './run.input';
+import { Run, RunSource, RunStatus } from './run.entity';
+
+const INSERT_CHUNK = 1000;
+
+interface ImportedRow {
+  reportId: string;
+  parsed: Record<string, unknown> | null;
+  cells: Record<string, NormalisedCell>;
+  raw: string | null;
+  reasoning: string | null;
+  samples: unknown[] | null;
+  finishReason: string | null;
+}
+
+export class RunService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly datasets: DatasetService,
+  ) {}
+
+  async get(principal: Principal, id: string, minimum: Role = Role.VIEWER): Promise<Run> {
+    const run = await this.dataSource.getRepository(Run).findOneBy({ id });
+    if (!run) throw notFound('Run');
+    requireRole(principal, run.projectId, minimum, 'Run');
+    return run;
+  }
+
+  list(useCaseId: string, args: PageArgs, filter: { datasetId?: string; modelId?: string } & Omit<RunFilter, 'datasetId' | 'modelId'>) {
+    const query = this.dataSource.getRepository(Run).createQueryBuilder('e').where('e.use_case_id = :useCaseId', { useCaseId });
+    if (filter.datasetId) query.andWhere('e.dataset_id = :datasetId', { datasetId: filter.datasetId });
+    if (filter.modelId) query.andWhere('e.model_id = :modelId', { modelId: filter.modelId });
+    if (filter.strategy) query.andWhere('e.strategy = :strategy', { strategy: filter.strategy });
+    if (filter.status) query.andWhere('e.status = :status', { status: filter.status });
+    if (filter.source) query.andWhere('e.source = :source', { source: filter.source });
+    return paginate(query, args, { column: 'e.created_at', value: (r) => r.createdAt });
+  }
+
+  predictions(runId: string, args: PageArgs, filter: PredictionFilter | null | undefined) {
+    const query = this.dataSource
+      .getRepository(Prediction)
+      .createQueryBuilder('e')
+      .where('e.run_id = :runId', { runId });
+    if (filter?.status) query.andWhere('e.status = :status', { status: filter.status });
+    if (filter?.hasInvalid !== undefined && filter.hasInvalid !== null) {
+      const invalid = `EXISTS (SELECT 1 FROM jsonb_each(e.cells) c WHERE c.value->>'status' = 'INVALID')`;
+      query.andWhere(filter.hasInvalid ? invalid : `NOT ${invalid}`);
+    }
+    return paginate(query, args, { column: 'e.created_at', value: (p) => p.createdAt });
+  }
+
+  /**
+   * Imports a run made elsewhere as a Run with source IMPORTED, in one transaction. Each row is
+   * normalised like an executed prediction, so the run scores like any other. Rows for reports
+   * outside the dataset reject the file; dataset reports without a row stay without prediction
+   * and score as INVALID (MISSING).
+   */
+  async importPredictions(principal: Principal, datasetId: string, promptId: string | null, input: ImportPredictionsInput) {
+    const dataset = await this.datasets.get(principal, datasetId, Role.EDITOR);
+    const modelName = input.modelName.trim();
+    if (!modelName) throw badInput('modelName must not be empty', { field: 'modelName' });
+    const useCase = await this.dataSource.getRepository(UseCase).findOneByOrFail({ id: dataset.useCaseId });
+    if (promptId) {
+      const prompt = await this.dataSource.getRepository(Prompt).findOneBy({ id: promptId });
+      if (!prompt || prompt.useCaseId !== useCase.id) throw notFound('Prompt');
+    }
+    const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
+    const specs = variables.map((v) => toSpec(v, useCase));
+
+    const records = parseRecords(input.content, input.format, input.delimiter ? { delimiter: input.delimiter } : {});
+    const errors: RowError[] = [...records.errors];
+    const parsed = this.readPredictions(records.rows, input, variables.map((v) => v.key), errors);
+
+    const reportIds = new Map<string, string>(
+      ((await this.dataSource.query('SELECT id, external_id FROM reports WHERE dataset_id = $1', [dataset.id])) as { id: string; external_id: string }[]).map(
+        (r) => [r.external_id, r.id],
+      ),
+    );
+    const rows: ImportedRow[] = [];
+    for (const p of parsed) {
+      const reportId = reportIds.get(p.externalId);
+      if (!reportId) {
+        errors.push({ row: p.row, reason: `report "${p.externalId}" is not in the dataset` });
+        continue;
+      }
+      rows.push({ reportId, ...this.normalise(p, specs) });
+    }
+    if (errors.length > 0) throw importFailure(errors.sort((a, b) => a.row - b.row));
+    if (rows.length === 0) throw importFailure([{ row: 0, reason: 'the file holds no predictions' }]);
+
+    const run = await this.dataSource.transaction(async (manager) => {
+      const models = manager.getRepository(Model);
+      let model = await models.createQueryBuilder('m').where('m.project_id = :p AND m.endpoint_id IS NULL AND m.served_name = :n', { p: dataset.projectId, n: modelName }).getOne();
+      if (!model) model = await models.save(models.create({ projectId: dataset.projectId, endpointId: null, servedName: modelName }));
+      const now = new Date();
+      const run = await manager.getRepository(Run).save(
+        manager.getRepository(Run).create({
+          projectId: dataset.projectId,
+          useCaseId: useCase.id,
+          datasetId: dataset.id,
+          modelId: model.id,
+          promptId,
+          experimentId: null,
+          name: input.name?.trim() || `${modelName} · ${input.strategy} (imported)`,
+          strategy: input.strategy,
+          config: { ...(input.config ?? {}), imported: { layout: input.layout, format: input.format, rows: rows.length } },
+          status: rows.length === reportIds.size ? RunStatus.SUCCEEDED : RunStatus.PARTIAL,
+          source: RunSource.IMPORTED,
+          totalReports: reportIds.size,
+          succeededCount: rows.length,
+          failedCount: 0,
+          startedAt: now,
+          finishedAt: now,
+          error: null,
+        }),
+      );
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+        const chunk = rows.slice(i, i + INSERT_CHUNK);
+        await manager.query(
+          `INSERT INTO predictions (project_id, run_id, report_id, status, "values", cells, parsed, raw, reasoning, samples, finish_reason, attempts)
+           SELECT $1, $2, u.report_id, $3, u.values::jsonb, u.cells::jsonb, u.parsed::jsonb, u.raw, u.reasoning, u.samples::jsonb, u.finish_reason, 1
+           FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+             AS u(report_id, values, cells, parsed, raw, reasoning, samples, finish_reason)`,
+          [
+            dataset.projectId,
+            run.id,
+            PredictionStatus.SUCCEEDED,
+            chunk.map((r) => r.reportId),
+            chunk.map((r) => JSON.stringify(valuesOf(r.cells))),
+            chunk.map((r) => JSON.stringify(r.cells)),
+            chunk.map((r) => (r.parsed ? JSON.stringify(r.parsed) : null)),
+            chunk.map((r) => r.raw),
+            chunk.map((r) => r.reasoning),
+            chunk.map((r) => (r.samples ? JSON.stringify(r.samples) : null)),
+            chunk.map((r) => r.finishReason),
+          ],
+        );
+      }
+      return run;
+    });
+    return { run, imported: rows.length, missingReports: reportIds.size - rows.length };
+  }
+
+  private readPredictions(rows: ReturnType<typeof parseRecords>['rows'], input: ImportPredictionsInput, keys: string[], errors: RowError[]) {
+    if (input.layout === PredictionLayout.RAW_OUTPUT) {
+      const idField = input.idField ?? 'id';
+      const rawField = input.rawField ?? 'raw_output';
+      const seen = new Map<string, number>();
+      const out: ParsedPrediction[] = [];
+      for (const { row, record } of rows) {
+        const id = readExternalId(record, idField);
+        if (!id.ok) {
+          errors.push({ row, field: idField, reason: id.reason });
+          continue;
+        }
+        if (seen.has(id.id)) {
+          errors.push({ row, field: idField, reason: `external id "${id.id}" repeats row ${seen.get(id.id)}` });
+          continue;
+        }
+        seen.set(id.id, row);
+        const raw = record[rawField];
+        if (raw !== undefined && raw !== null && typeof raw !== 'string') {
+          errors.push({ row, field: rawField, reason: `${rawField} must be a string` });
+          continue;
+        }
+        const reasoning = input.reasoningField ? record[input.reasoningField] : undefined;
+        out.push({ externalId: id.id, object: null, raw: raw ?? null, reasoning: typeof reasoning === 'string' ? reasoning : null, parseError: null, row });
+      }
+      return out;
+    }
+    const options =
+      input.layout === PredictionLayout.MEDICAL_RECORD_LLM_CSV
+        ? { layout: 'MEDICAL_RECORD_LLM_CSV' as const, ...(input.idField ? { idField: input.idField } : {}) }
+        : input.layout === PredictionLayout.WIDE
+          ? {
+              layout: 'WIDE' as const,
+              idField: input.idField ?? 'id',
+              variableKeys: keys,
+              ...(input.columnMap ? { columnMap: input.columnMap } : {}),
+              ...(input.rawField ? { rawField: input.rawField } : {}),
+              ...(input.reasoningField ? { reasoningField: input.reasoningField } : {}),
+            }
+          : {
+              layout: 'JSON_COLUMN' as const,
+              idField: input.idField ?? 'id',
+              objectField: input.objectField ?? 'extracted_data',
+              ...(input.rawField ? { rawField: input.rawField } : {}),
+              ...(input.reasoningField ? { reasoningField: input.reasoningField } : {}),
+            };
+    const result = parsePredictions(rows, options);
+    errors.push(...result.errors);
+    return result.predictions;
+  }
+
+  private normalise(p: ParsedPrediction, specs: ReturnType<typeof toSpec>[]): Omit<ImportedRow, 'reportId'> {
+    if (p.object === null && p.parseError === null && p.raw !== null) {
+      const output = parseOutput({ content: p.raw, reasoning: p.reasoning }, specs);
+      return {
+        parsed: output.json,
+        cells: output.cells,
+        raw: p.raw,
+        reasoning: output.reasoning,
+        samples: p.samples ?? null,
+        finishReason: output.truncated ? 'length' : null,
+      };
+    }
+    const cells: Record<string, NormalisedCell> =
+      p.parseError !== null
+        ? Object.fromEntries(specs.map((s) => [s.key, { status: 'INVALID', category: 'OUT_OF_FORMAT', detail: p.parseError ?? undefined } as NormalisedCell]))
+        : normalisePrediction(specs, p.object);
+    return { parsed: p.object, cells, raw: p.raw, reasoning: p.reasoning, samples: p.samples ?? null, finishReason: null };
+  }
+}

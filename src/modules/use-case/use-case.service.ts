@@ -1,0 +1,193 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { In } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { normaliseValue } from '../../analytics/normalise';
+import type { PageArgs } from '../../graphql/connection';
+import { paginate } from '../../graphql/connection';
+import { badInput, conflict, notFound } from '../../graphql/errors';
+import { Role } from '../api-key/api-key.entity';
+import { requireRole, type Principal } from '../api-key/principal';
+import { Annotation, ValueStatus, type InvalidCategory } from '../annotation/annotation.entity';
+import { Prediction } from '../run/prediction.entity';
+import { Run } from '../run/run.entity';
+import type { CreateUseCaseInput, UpdateUseCaseInput } from './use-case.input';
+import { UseCase } from './use-case.entity';
+import { validateVariables, type VariableDraft } from './variable-rules';
+import { normalisePrediction, toSpec, valuesOf } from './variable-spec';
+import { Variable } from './variable.entity';
+
+function cleanTags(tags: string[] | null | undefined): string[] {
+  return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];
+}
+
+function variableRow(draft: VariableDraft, useCase: Pick<UseCase, 'id' | 'projectId'>): QueryDeepPartialEntity<Variable> {
+  return { ...draft, default: draft.default as QueryDeepPartialEntity<unknown>, useCaseId: useCase.id, projectId: useCase.projectId };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string }).code === '23505';
+}
+
+export class UseCaseService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async get(principal: Principal, id: string, minimum: Role = Role.VIEWER): Promise<UseCase> {
+    const useCase = await this.dataSource.getRepository(UseCase).findOneBy({ id });
+    if (!useCase) throw notFound('Use case');
+    requireRole(principal, useCase.projectId, minimum, 'Use case');
+    return useCase;
+  }
+
+  list(projectId: string, args: PageArgs & { search?: string | null }) {
+    const query = this.dataSource.getRepository(UseCase).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
+    if (args.search?.trim()) {
+      query.andWhere("(e.name ILIKE :search ESCAPE '\\' OR e.description ILIKE :search ESCAPE '\\')", {
+        search: `%${args.search.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
+      });
+    }
+    return paginate(query, args, { column: 'e.created_at', value: (u) => u.createdAt });
+  }
+
+  async create(principal: Principal, projectId: string, input: CreateUseCaseInput): Promise<UseCase> {
+    requireRole(principal, projectId, Role.EDITOR, 'Project');
+    const name = input.name.trim();
+    if (!name) throw badInput('name must not be empty', { field: 'name' });
+    const drafts = this.checkVariables(input.variables);
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        const useCase = await manager.getRepository(UseCase).save(
+          manager.getRepository(UseCase).create({
+            projectId,
+            name,
+            description: input.description?.trim() || null,
+            language: input.language?.trim() || null,
+            reportType: input.reportType?.trim() || null,
+            tags: cleanTags(input.tags),
+            customMissingTokens: input.missingTokens ?? null,
+          }),
+        );
+        await manager.getRepository(Variable).insert(drafts.map((d) => variableRow(d, useCase)));
+        return useCase;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict(`A use case named "${name}" already exists in this project`);
+      throw error;
+    }
+  }
+
+  async update(principal: Principal, id: string, input: UpdateUseCaseInput): Promise<UseCase> {
+    const useCase = await this.get(principal, id, Role.EDITOR);
+    const drafts = input.variables ? this.checkVariables(input.variables) : null;
+    if (input.name !== undefined && input.name !== null) {
+      if (!input.name.trim()) throw badInput('name must not be empty', { field: 'name' });
+      useCase.name = input.name.trim();
+    }
+    if (input.description !== undefined) useCase.description = input.description?.trim() || null;
+    if (input.language !== undefined) useCase.language = input.language?.trim() || null;
+    if (input.reportType !== undefined) useCase.reportType = input.reportType?.trim() || null;
+    if (input.tags !== undefined) useCase.tags = cleanTags(input.tags);
+    const tokensChanged = input.missingTokens !== undefined;
+    if (tokensChanged) useCase.customMissingTokens = input.missingTokens ?? null;
+    try {
+      return await this.dataSource.transaction(async (manager) => {
+        useCase.updatedAt = new Date();
+        await manager.getRepository(UseCase).save(useCase);
+        if (drafts) await this.replaceVariables(manager, useCase, drafts);
+        if (drafts || tokensChanged) await this.renormalise(manager, useCase);
+        return useCase;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict(`A use case named "${useCase.name}" already exists in this project`);
+      throw error;
+    }
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    const useCase = await this.get(principal, id, Role.ADMIN);
+    await this.dataSource.getRepository(UseCase).delete({ id: useCase.id });
+  }
+
+  private checkVariables(inputs: CreateUseCaseInput['variables']): VariableDraft[] {
+    const { drafts, problems } = validateVariables(inputs);
+    if (problems.length > 0) {
+      throw badInput(`Invalid variables: ${problems.map((p) => `${p.field}: ${p.reason}`).join('; ')}`, { problems });
+    }
+    return drafts;
+  }
+
+  /** Matches the new list by key: kept variables keep their id (and their annotations). */
+  private async replaceVariables(manager: EntityManager, useCase: UseCase, drafts: VariableDraft[]): Promise<void> {
+    const repo = manager.getRepository(Variable);
+    const existing = await repo.findBy({ useCaseId: useCase.id });
+    const byKey = new Map(existing.map((v) => [v.key, v]));
+    const keep = new Set(drafts.map((d) => d.key));
+    const removed = existing.filter((v) => !keep.has(v.key)).map((v) => v.id);
+    if (removed.length > 0) await repo.delete({ id: In(removed) });
+    for (const draft of drafts) {
+      const current = byKey.get(draft.key);
+      if (current) await repo.update({ id: current.id }, variableRow(draft, useCase));
+      else await repo.insert(variableRow(draft, useCase));
+    }
+  }
+
+  /**
+   * Variables or missing tokens changed: stored annotations and predictions are normalised
+   * again from what was imported or parsed, so scores never mix old and new rules.
+   */
+  private async renormalise(manager: EntityManager, useCase: UseCase): Promise<void> {
+    const variables = await manager.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
+    const specs = variables.map((v) => toSpec(v, useCase));
+    const specById = new Map(variables.map((v, i) => [v.id, specs[i]!]));
+
+    const annotations = await manager
+      .getRepository(Annotation)
+      .createQueryBuilder('a')
+      .select(['a.id', 'a.variableId', 'a.raw'])
+      .where('a.variable_id IN (:...ids)', { ids: variables.map((v) => v.id) })
+      .getMany();
+    const updates = annotations.map((a) => {
+      const cell = normaliseValue(specById.get(a.variableId)!, a.raw);
+      return {
+        id: a.id,
+        value: cell.status === 'VALUE' ? JSON.stringify(cell.value) : null,
+        status: cell.status as ValueStatus,
+        category: cell.status === 'INVALID' ? (cell.category as InvalidCategory) : null,
+      };
+    });
+    for (let i = 0; i < updates.length; i += 5000) {
+      const chunk = updates.slice(i, i + 5000);
+      await manager.query(
+        `UPDATE annotations a SET value = u.value::jsonb, status = u.status, invalid_category = u.category
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[]) AS u(id, value, status, category)
+         WHERE a.id = u.id`,
+        [chunk.map((u) => u.id), chunk.map((u) => u.value), chunk.map((u) => u.status), chunk.map((u) => u.category)],
+      );
+    }
+
+    const runIds = (await manager.getRepository(Run).find({ select: { id: true }, where: { useCaseId: useCase.id } })).map((r) => r.id);
+    if (runIds.length === 0) return;
+    const predictions = await manager
+      .getRepository(Prediction)
+      .createQueryBuilder('p')
+      .select(['p.id', 'p.parsed', 'p.status', 'p.cells'])
+      .where('p.run_id IN (:...runIds)', { runIds })
+      .getMany();
+    const rows = predictions
+      .filter((p) => p.status === 'SUCCEEDED')
+      .map((p) => {
+        const cells = normalisePrediction(specs, p.parsed);
+        for (const [key, cell] of Object.entries(p.cells)) {
+          if (cell.skipped && cells[key]) (cells[key] as { skipped?: boolean }).skipped = true;
+        }
+        return { id: p.id, cells: JSON.stringify(cells), values: JSON.stringify(valuesOf(cells)) };
+      });
+    for (let i = 0; i < rows.length; i += 2000) {
+      const chunk = rows.slice(i, i + 2000);
+      await manager.query(
+        `UPDATE predictions p SET cells = u.cells::jsonb, "values" = u.values::jsonb
+         FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(id, cells, values) WHERE p.id = u.id`,
+        [chunk.map((r) => r.id), chunk.map((r) => r.cells), chunk.map((r) => r.values)],
+      );
+    }
+  }
+}

@@ -1,0 +1,139 @@
+import { VariableType } from './variable.entity';
+import type { VariableInput } from './use-case.input';
+
+export interface VariableDraft {
+  key: string;
+  type: VariableType;
+  description: string | null;
+  options: string[] | null;
+  aliases: Record<string, string> | null;
+  collapseMap: Record<string, string> | null;
+  default: unknown;
+  missingTokens: string[] | null;
+  tolerance: number | null;
+  weight: number;
+  order: number;
+  graphStep: number | null;
+  dependsOn: { key: string; values: string[] } | null;
+}
+
+export interface RuleViolation {
+  field: string;
+  reason: string;
+}
+
+const fold = (s: string) => s.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
+
+function stringMap(value: unknown, field: string, problems: RuleViolation[]): Record<string, string> | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    problems.push({ field, reason: 'must be an object of strings' });
+    return null;
+  }
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof v !== 'string') {
+      problems.push({ field: `${field}.${k}`, reason: 'must be a string' });
+      continue;
+    }
+    out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Checks a use case's variable list and turns it into drafts: unique keys, options for
+ * categorical types, aliases and collapse maps that point at options, sane tolerance and
+ * weight, and prompt-graph conditions that refer to a variable of an earlier step.
+ */
+export function validateVariables(inputs: VariableInput[]): { drafts: VariableDraft[]; problems: RuleViolation[] } {
+  const problems: RuleViolation[] = [];
+  const drafts: VariableDraft[] = [];
+  const seen = new Map<string, number>();
+  if (inputs.length === 0) problems.push({ field: 'variables', reason: 'a use case needs at least one variable' });
+
+  inputs.forEach((input, index) => {
+    const at = `variables[${index}]`;
+    const key = input.key.trim();
+    if (!key) problems.push({ field: `${at}.key`, reason: 'must not be empty' });
+    if (seen.has(key)) problems.push({ field: `${at}.key`, reason: `duplicates variables[${seen.get(key)}] ("${key}")` });
+    seen.set(key, index);
+
+    let options: string[] | null = null;
+    const categorical = input.type === VariableType.CATEGORICAL || input.type === VariableType.BINARY;
+    if (categorical) {
+      options = (input.options ?? []).map((o) => o.trim());
+      if (options.length === 0) problems.push({ field: `${at}.options`, reason: `${input.type} needs options` });
+      const folded = new Set<string>();
+      for (const option of options) {
+        if (!option) problems.push({ field: `${at}.options`, reason: 'options must not be empty' });
+        if (folded.has(fold(option))) problems.push({ field: `${at}.options`, reason: `"${option}" is listed twice` });
+        folded.add(fold(option));
+      }
+      if (input.type === VariableType.BINARY && options.length > 3) {
+        problems.push({ field: `${at}.options`, reason: 'BINARY takes two options, or three with "not specified"' });
+      }
+    } else if (input.options && input.options.length > 0) {
+      problems.push({ field: `${at}.options`, reason: `${input.type} takes no options` });
+    }
+
+    const optionSet = new Set((options ?? []).map(fold));
+    const aliases = stringMap(input.aliases, `${at}.aliases`, problems);
+    const collapseMap = stringMap(input.collapseMap, `${at}.collapseMap`, problems);
+    if (aliases && categorical) {
+      for (const [alias, target] of Object.entries(aliases)) {
+        if (!optionSet.has(fold(target))) {
+          problems.push({ field: `${at}.aliases.${alias}`, reason: `"${target}" is not an option` });
+        }
+      }
+    }
+    if (collapseMap) {
+      if (!categorical) problems.push({ field: `${at}.collapseMap`, reason: 'only categorical variables collapse' });
+      for (const source of Object.keys(collapseMap)) {
+        if (categorical && !optionSet.has(fold(source))) {
+          problems.push({ field: `${at}.collapseMap.${source}`, reason: `"${source}" is not an option` });
+        }
+      }
+    }
+    const tolerance = input.tolerance ?? null;
+    if (tolerance !== null) {
+      if (input.type !== VariableType.NUMERIC) problems.push({ field: `${at}.tolerance`, reason: 'only NUMERIC variables have a tolerance' });
+      if (!(tolerance >= 0) || !Number.isFinite(tolerance)) problems.push({ field: `${at}.tolerance`, reason: 'must be a finite number ≥ 0' });
+    }
+    const weight = input.weight ?? 1;
+    if (!(weight > 0) || !Number.isFinite(weight)) problems.push({ field: `${at}.weight`, reason: 'must be a finite number > 0' });
+
+    drafts.push({
+      key,
+      type: input.type,
+      description: input.description?.trim() || null,
+      options,
+      aliases,
+      collapseMap,
+      default: input.default === undefined ? null : input.default,
+      missingTokens: input.missingTokens ?? null,
+      tolerance,
+      weight,
+      order: index,
+      graphStep: input.graphStep ?? null,
+      dependsOn: input.dependsOn ? { key: input.dependsOn.key.trim(), values: [...input.dependsOn.values] } : null,
+    });
+  });
+
+  const byKey = new Map(drafts.map((d) => [d.key, d]));
+  drafts.forEach((draft, index) => {
+    if (!draft.dependsOn) return;
+    const at = `variables[${index}].dependsOn`;
+    const target = byKey.get(draft.dependsOn.key);
+    if (!target) {
+      problems.push({ field: at, reason: `refers to unknown variable "${draft.dependsOn.key}"` });
+      return;
+    }
+    if (draft.graphStep === null || target.graphStep === null || target.graphStep >= draft.graphStep) {
+      problems.push({ field: at, reason: `"${target.key}" must be in an earlier graph step than "${draft.key}"` });
+    }
+    if (draft.dependsOn.values.length === 0) problems.push({ field: at, reason: 'needs at least one value' });
+  });
+
+  return { drafts, problems };
+}

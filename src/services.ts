@@ -1,0 +1,36 @@
+import type { DataSource } from 'typeorm';
+import { AnnotationService } from './modules/annotation/annotation.service';
+import { ApiKeyService } from './modules/api-key/api-key.service';
+import { DatasetService } from './modules/dataset/dataset.service';
+import { EndpointService } from './modules/endpoint/endpoint.service';
+import { ProjectService } from './modules/project/project.service';
+import { PromptService } from './modules/prompt/prompt.service';
+import { RunService } from './modules/run/run.service';
+import { UseCaseService } from './modules/use-case/use-case.service';
+
+export interface Services {
+  apiKeys: ApiKeyService;
+  projects: ProjectService;
+  useCases: UseCaseService;
+  datasets: DatasetService;
+  annotations: AnnotationService;
+  endpoints: EndpointService;
+  prompts: PromptService;
+  runs: RunService;
+}
+
+export function createServices(dataSource: DataSource): Services {
+  const apiKeys = new ApiKeyService(dataSource);
+  const useCases = new UseCaseService(dataSource);
+  const datasets = new DatasetService(dataSource);
+  return {
+    apiKeys,
+    projects: new ProjectService(dataSource, apiKeys),
+    useCases,
+    datasets,
+    annotations: new AnnotationService(dataSource, datasets),
+    endpoints: new EndpointService(dataSource),
+    prompts: new PromptService(dataSource, useCases),
+    runs: new RunService(dataSource, datasets),
+  };
+}
