@@ -106,13 +106,12 @@ export function detectDelimiter(text: string): string {
   return best;
 }
 
+/** Line breaks in a field: LF, CRLF and a lone CR each count once (native indexOf scans). */
 function countLineBreaks(field: string): number {
-  if (field.indexOf('\n') === -1 && field.indexOf('\r') === -1) return 0;
   let n = 0;
-  for (let i = 0; i < field.length; i += 1) {
-    const c = field.charCodeAt(i);
-    if (c === 10) n += 1;
-    else if (c === 13 && field.charCodeAt(i + 1) !== 10) n += 1;
+  for (let i = field.indexOf('\n'); i !== -1; i = field.indexOf('\n', i + 1)) n += 1;
+  for (let i = field.indexOf('\r'); i !== -1; i = field.indexOf('\r', i + 1)) {
+    if (field.charCodeAt(i + 1) !== 10) n += 1;
   }
   return n;
 }

@@ -35,6 +35,26 @@ describe('ImportError', () => {
     expect(err.message.endsWith('row 10: bad 10; … (120 errors in total)')).toBe(true);
   });
 
+  it('limits a real import with 75 bad rows to the first 50 errors', () => {
+    const lines = ['id,text'];
+    for (let i = 1; i <= 100; i += 1) lines.push(i % 4 === 0 ? `${i},ok` : `${i},`);
+    const { rows } = parseRecords(lines.join('\n'), 'CSV');
+    const { reports, errors } = parseReports(rows, { idField: 'id', textField: 'text' });
+    expect(reports).toHaveLength(25);
+    let thrown: unknown;
+    try {
+      assertNoImportErrors(errors);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(ImportError);
+    const err = thrown as ImportError;
+    expect(err.totalErrors).toBe(75);
+    expect(err.errors).toHaveLength(50);
+    expect(err.errors[0]).toEqual({ row: 1, line: 2, field: 'text', reason: "empty text in field 'text'" });
+    expect(err.message).toMatch(/^75 rows rejected: row 1 \(line 2\): empty text/);
+  });
+
   it('says when the file as a whole is rejected', () => {
     expect(new ImportError([{ row: 0, reason: 'the file is empty' }]).message).toBe('file rejected: the file is empty');
     expect(formatRowError({ row: 0, line: 3, reason: 'x' })).toBe('line 3: x');

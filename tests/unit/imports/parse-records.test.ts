@@ -95,6 +95,22 @@ describe('parseRecords CSV', () => {
     expect(parseRecords(BOM, 'CSV').errors).toHaveLength(1);
   });
 
+  it('reads old Mac CR line ends', () => {
+    const { rows, errors } = parseRecords('id,text\r1,"a\rb"\r2,c\r', 'CSV');
+    expect(errors).toEqual([]);
+    expect(rows.map((r) => [r.row, r.line, r.record.text])).toEqual([
+      [1, 2, 'a\rb'],
+      [2, 4, 'c'],
+    ]);
+  });
+
+  it('reports a broken header as a file-level error', () => {
+    const { rows, errors } = parseRecords('"id,text\n1,a\n', 'CSV');
+    expect(rows).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ row: 0, line: 1 });
+  });
+
   it('trims header names', () => {
     expect(parseRecords(' id , text \n1,a\n', 'CSV').columns).toEqual(['id', 'text']);
   });
