@@ -91,7 +91,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function kindOf(value: unknown): string {
   if (value === null) return 'None';
   if (Array.isArray(value)) return 'a list';
-  return `a ${typeof value}`;
+  return typeof value === 'object' ? 'a dict' : `a ${typeof value}`;
 }
 
 /**

@@ -35,7 +35,7 @@ function stripBom(content: string): string {
 function describeType(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  return `a ${typeof value}`;
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -48,7 +48,7 @@ describe('parsePredictions MEDICAL_RECORD_LLM_CSV (files written by pandas as th
       [1, 'candidates'],
       [2, 'candidates'],
     ]);
-    expect(warnings[1].reason).toBe('candidates ignored: expected a list, got a object');
+    expect(warnings[1].reason).toBe('candidates ignored: expected a list, got a dict');
   });
 
   it('finds the id column from the default list or reports that none is there', () => {

@@ -147,7 +147,7 @@ describe('parseRecords JSON', () => {
 
   it('rejects a document that is not an array', () => {
     expect(parseRecords('{"id": 1}', 'JSON').errors).toEqual([
-      { row: 0, reason: 'a JSON import must be an array of objects, got a object' },
+      { row: 0, reason: 'a JSON import must be an array of objects, got an object' },
     ]);
   });
 
