@@ -137,7 +137,8 @@ const MANTISSA_BITS = 53;
  * gathered once and each (run, group) numerator is one dot product. Runs whose item scores
  * are all 0/1 are packed several to a float64 (lanes of ⌈log2(n+1)⌉ bits, since no lane sum
  * exceeds Σw = n), which keeps every sum an exact integer and divides the work by the lane
- * count. Result layout: run-major, replicate fastest, unless a target is given.
+ * count (`packBinary = false` turns this off, for verification and benchmarks). Result layout:
+ * run-major, replicate fastest, unless a target is given.
  * O(B · n_annotated · (1 + runs / lanes)).
  *
  * @throws AnalyticsError LENGTH_MISMATCH for inconsistent lengths; BAD_INPUT for a non-finite
@@ -149,6 +150,7 @@ export function groupedMeanReplicates(
   multiplicities: Int32Array,
   B: number,
   target?: ReplicateTarget | null,
+  packBinary = true,
 ): Float64Array {
   const n = groups.length;
   checkCounts(n, B);
@@ -204,7 +206,7 @@ export function groupedMeanReplicates(
   });
 
   const bits = Math.max(1, Math.ceil(Math.log2(n + 1)));
-  const lanes = Math.max(1, Math.floor(MANTISSA_BITS / bits));
+  const lanes = packBinary ? Math.max(1, Math.floor(MANTISSA_BITS / bits)) : 1;
   const base = 2 ** bits;
   const chunks: { runs: number[]; data: Float64Array }[] = [];
   if (lanes >= 2) {
@@ -288,6 +290,8 @@ export interface BootstrapGridInput {
   confidence?: number;
   /** A precomputed B × n matrix from {@link bootstrapMultiplicities}, to share across calls. */
   multiplicities?: Int32Array | null;
+  /** Pack 0/1 item scores of several runs into one float64 (default true; exact either way). */
+  packBinary?: boolean;
 }
 
 export interface BootstrapGridResult {
@@ -356,7 +360,7 @@ export function bootstrapGrid(input: BootstrapGridInput): BootstrapGridResult {
   const points = new Float64Array(R * V);
   variables.forEach((variable, v) => {
     const items = runs.map((r) => r.items[v]!);
-    groupedMeanReplicates(variable.groups, items, W, B, { out: replicates, offset: v * B, runStride: V * B });
+    groupedMeanReplicates(variable.groups, items, W, B, { out: replicates, offset: v * B, runStride: V * B }, input.packBinary ?? true);
     items.forEach((x, r) => {
       points[r * V + v] = groupedMean(variable.groups, x);
     });

@@ -1,0 +1,143 @@
+/**
+ * Paper-scale bootstrap grid benchmark (METRICS.md §5): 90 runs × 1252 reports × 16 variables
+ * (12 categorical with 2–9 classes scored by balanced accuracy, 4 numeric scored by accuracy),
+ * B = 1000, all per-variable and macro percentile intervals.
+ *
+ * Writes the synthetic data, the multiplicity matrix and the TypeScript results to
+ * bench/.data/analytics-grid/ so grid_numpy.py computes the same grid from the same resamples.
+ *
+ * Usage: node bench/analytics-grid/ts-run.js bench/analytics-grid/grid-bench.ts [--repeats 3]
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bootstrapGrid } from '../../src/analytics/bootstrap';
+import type { GridRun, GridVariable } from '../../src/analytics/bootstrap';
+
+const N = 1252;
+const R = 90;
+const CATEGORICAL = 12;
+const NUMERIC = 4;
+const V = CATEGORICAL + NUMERIC;
+const B = 1000;
+const SEED = 42;
+const DATA_SEED = 20240601;
+
+const outDir = join(__dirname, '..', '.data', 'analytics-grid');
+
+/** xorshift32: deterministic synthetic data independent of the bootstrap generator. */
+function xorshift32(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 2 ** 32;
+  };
+}
+
+function makeData(): { variables: GridVariable[]; runs: GridRun[]; groups: Int32Array; items: Uint8Array; classes: number[] } {
+  const rnd = xorshift32(DATA_SEED);
+  const classes = Array.from({ length: V }, (_, v) => (v < CATEGORICAL ? 2 + (v % 8) : 1));
+  const groups = new Int32Array(V * N);
+  for (let v = 0; v < V; v++) {
+    for (let i = 0; i < N; i++) {
+      // ~4% of reports are not annotated for a variable; class frequencies are skewed (rarer
+      // high classes), as in the paper's data.
+      if (rnd() < 0.04) {
+        groups[v * N + i] = -1;
+        continue;
+      }
+      const u = rnd();
+      groups[v * N + i] = Math.min(classes[v]! - 1, Math.floor(classes[v]! * u * u));
+    }
+  }
+  const items = new Uint8Array(R * V * N);
+  for (let r = 0; r < R; r++) {
+    const skill = 0.35 + 0.6 * (r / (R - 1));
+    for (let v = 0; v < V; v++) {
+      for (let i = 0; i < N; i++) {
+        const g = groups[v * N + i]!;
+        // Rarer classes are harder: accuracy falls with the class index.
+        const p = g < 0 ? 0 : skill * (1 - 0.05 * g);
+        items[(r * V + v) * N + i] = g >= 0 && rnd() < p ? 1 : 0;
+      }
+    }
+  }
+  const variables: GridVariable[] = Array.from({ length: V }, (_, v) => ({
+    key: v < CATEGORICAL ? `cat${v}` : `num${v - CATEGORICAL}`,
+    groups: groups.subarray(v * N, (v + 1) * N),
+  }));
+  const runs: GridRun[] = Array.from({ length: R }, (_, r) => ({
+    id: `run${r}`,
+    items: Array.from({ length: V }, (_, v) => {
+      const x = new Float64Array(N);
+      const base = (r * V + v) * N;
+      for (let i = 0; i < N; i++) x[i] = groups[v * N + i]! < 0 ? NaN : items[base + i]!;
+      return x;
+    }),
+  }));
+  return { variables, runs, groups, items, classes };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+function main(): void {
+  const repeatsArg = process.argv.indexOf('--repeats');
+  const repeats = repeatsArg >= 0 ? Number(process.argv[repeatsArg + 1]) : 3;
+  const { variables, runs, groups, items, classes } = makeData();
+
+  const timings: Record<string, number[]> = { packed: [], unpacked: [] };
+  let result = bootstrapGrid({ variables, runs, resamples: B, seed: SEED }); // warm-up
+  for (let k = 0; k < repeats; k++) {
+    for (const mode of ['packed', 'unpacked'] as const) {
+      const t0 = process.hrtime.bigint();
+      const g = bootstrapGrid({ variables, runs, resamples: B, seed: SEED, packBinary: mode === 'packed' });
+      timings[mode]!.push(Number(process.hrtime.bigint() - t0) / 1e9);
+      if (mode === 'packed') result = g;
+    }
+  }
+
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'groups.i32'), Buffer.from(groups.buffer));
+  writeFileSync(join(outDir, 'items.u8'), Buffer.from(items.buffer));
+  writeFileSync(join(outDir, 'multiplicities.i32'), Buffer.from(result.multiplicities.buffer));
+  // Per (run, variable): point, ciLow, ciHigh; then per run the macro triple.
+  const summary = new Float64Array(R * V * 3 + R * 3);
+  for (let r = 0; r < R; r++) {
+    for (let v = 0; v < V; v++) {
+      const e = result.perVariable[r]![v]!;
+      summary.set([e.value, e.ciLow, e.ciHigh], (r * V + v) * 3);
+    }
+    const m = result.macro[r]!;
+    summary.set([m.value, m.ciLow, m.ciHigh], R * V * 3 + r * 3);
+  }
+  writeFileSync(join(outDir, 'ts-summary.f64'), Buffer.from(summary.buffer));
+  const report = {
+    n: N,
+    runs: R,
+    variables: V,
+    classes,
+    resamples: B,
+    seed: SEED,
+    confidence: result.confidence,
+    node: process.version,
+    repeats,
+    secondsPacked: timings.packed,
+    secondsUnpacked: timings.unpacked,
+    medianPacked: median(timings.packed!),
+    medianUnpacked: median(timings.unpacked!),
+  };
+  writeFileSync(join(outDir, 'ts-timing.json'), JSON.stringify(report, null, 2));
+  process.stdout.write(
+    `TypeScript bootstrapGrid (${R} runs × ${N} reports × ${V} variables, B=${B}, includes resampling and intervals)\n` +
+      `  packed 0/1 kernel:   median ${report.medianPacked.toFixed(3)} s over ${repeats} runs [${timings.packed!.map((t) => t.toFixed(3)).join(', ')}]\n` +
+      `  unpacked kernel:     median ${report.medianUnpacked.toFixed(3)} s over ${repeats} runs [${timings.unpacked!.map((t) => t.toFixed(3)).join(', ')}]\n`,
+  );
+}
+
+main();
