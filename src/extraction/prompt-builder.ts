@@ -16,7 +16,7 @@
  * template; these placeholders are filled in (single pass, unknown ones left verbatim):
  *
  *   {{fields}}            the generated field instructions (numbered list)
- *   {{json_template}}     the JSON template, 2-space indented, keys in variable order
+ *   {{json_template}}     the JSON template, one key per line, keys in variable order
  *   {{keys}}              the variable keys, comma separated, each in double quotes
  *   {{report}}            the report text (after the context limit)
  *   {{report_id}}         the report's id (file name / patient id)
@@ -164,9 +164,18 @@ export function renderFieldInstructions(
   return blocks.join('\n');
 }
 
-/** The JSON template (2-space indented) for the given variables, keys in variable order. */
+/**
+ * An object as the papers print it: one top-level key per line (2-space indent), each value as
+ * compact JSON (`"Organs": ["liver", "lung"]`).
+ */
+export function formatJsonObject(obj: Readonly<Record<string, unknown>>): string {
+  const entries = Object.entries(obj).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v) ?? 'null'}`);
+  return entries.length === 0 ? '{}' : `{\n${entries.join(',\n')}\n}`;
+}
+
+/** The JSON template for the given variables, keys in variable order. */
 export function renderJsonTemplate(variables: readonly ExtractionVariable[]): string {
-  return JSON.stringify(jsonTemplateObject(variables), null, 2);
+  return formatJsonObject(jsonTemplateObject(variables));
 }
 
 /** An example's answer as the assistant would give it: a ```json block, restricted to `keys` if given. */
@@ -176,7 +185,7 @@ export function renderExampleOutput(output: Record<string, unknown>, keys?: read
     obj = {};
     for (const k of keys) if (Object.prototype.hasOwnProperty.call(output, k)) obj[k] = output[k];
   }
-  return '```json\n' + JSON.stringify(obj, null, 2) + '\n```';
+  return '```json\n' + formatJsonObject(obj) + '\n```';
 }
 
 /**
@@ -220,7 +229,7 @@ export function buildPromptSections(opts: BuildPromptOptions): PromptSection[] {
     report: opts.report.text,
     report_id: opts.report.id,
     n_examples: String(examples.length),
-    previous_answers: JSON.stringify(previous ?? {}, null, 2),
+    previous_answers: formatJsonObject(previous ?? {}),
   };
   const part = (override: string | null | undefined, fallback: string): string =>
     renderTemplate(override ?? fallback, values).trim();
