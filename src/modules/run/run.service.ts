@@ -16,6 +16,7 @@ import { Prompt } from '../prompt/prompt.entity';
 import { UseCase } from '../use-case/use-case.entity';
 import { normalisePrediction, toSpec, valuesOf } from '../use-case/variable-spec';
 import { Variable } from '../use-case/variable.entity';
+import { Experiment } from './experiment.entity';
 import { Prediction, PredictionStatus } from './prediction.entity';
 import { PredictionLayout, type ImportPredictionsInput, type PredictionFilter, type RunFilter } from './run.input';
 import { Run, RunSource, RunStatus } from './run.entity';
@@ -53,6 +54,11 @@ export class RunService {
     if (filter.status) query.andWhere('e.status = :status', { status: filter.status });
     if (filter.source) query.andWhere('e.source = :source', { source: filter.source });
     return paginate(query, args, { column: 'e.created_at', value: (r) => r.createdAt });
+  }
+
+  listExperiments(projectId: string, args: PageArgs) {
+    const query = this.dataSource.getRepository(Experiment).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
+    return paginate(query, args, { column: 'e.created_at', value: (x) => x.createdAt });
   }
 
   predictions(runId: string, args: PageArgs, filter: PredictionFilter | null | undefined) {

@@ -1,0 +1,142 @@
+import 'reflect-metadata';
+import { createServer, type Server } from 'node:http';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { expressMiddleware } from '@as-integrations/express5';
+import express from 'express';
+import { GraphQLError } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import type { DataSource } from 'typeorm';
+import { WebSocketServer } from 'ws';
+import { createContext, type GraphQLContext } from './graphql/context';
+import { createErrorFormatter, DomainException } from './graphql/errors';
+import { graphiqlPage } from './graphql/graphiql';
+import { buildReportQlSchema } from './graphql/schema';
+import type { Logger } from './logger';
+import { createServices, type Services } from './services';
+
+export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+
+export interface App {
+  server: Server;
+  services: Services;
+  /** Starts listening; resolves with the bound port. */
+  listen(port: number, host?: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+function unauthenticated(error: unknown): GraphQLError {
+  const message = error instanceof DomainException ? error.message : 'Authentication failed';
+  return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
+}
+
+/**
+ * The HTTP server: POST /graphql (Apollo), GET /graphql (GraphiQL for browsers), graphql-ws on
+ * the same path, GET /healthz without a key.
+ */
+export async function createApp(dataSource: DataSource, logger: Logger): Promise<App> {
+  const schema = await buildReportQlSchema();
+  const services = createServices(dataSource);
+  const app = express();
+  const server = createServer(app);
+
+  const wsServer = new WebSocketServer({ server, path: '/graphql' });
+  const wsCleanup = useServer<Record<string, unknown>>(
+    {
+      schema,
+      context: async (ctx): Promise<GraphQLContext> => {
+        const params = ctx.connectionParams ?? {};
+        const header = (params.Authorization ?? params.authorization) as string | undefined;
+        const principal = await services.apiKeys.authenticate(header);
+        return createContext(dataSource, services, logger, principal);
+      },
+      onConnect: async (ctx) => {
+        const params = ctx.connectionParams ?? {};
+        try {
+          await services.apiKeys.authenticate((params.Authorization ?? params.authorization) as string | undefined);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+    },
+    wsServer,
+  );
+
+  const formatError = createErrorFormatter((correlationId, error) => logger.error({ correlationId, err: error }, 'unexpected error'));
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema,
+    formatError,
+    introspection: true,
+    plugins: [
+      ApolloServerPluginLandingPageDisabled(),
+      ApolloServerPluginDrainHttpServer({ httpServer: server }),
+      {
+        async serverWillStart() {
+          return {
+            async drainServer() {
+              await wsCleanup.dispose();
+            },
+          };
+        },
+      },
+    ],
+  });
+  await apollo.start();
+
+  app.disable('x-powered-by');
+  app.get('/healthz', async (_req, res) => {
+    try {
+      await dataSource.query('SELECT 1');
+      res.json({ status: 'ok', database: 'up' });
+    } catch {
+      res.status(503).json({ status: 'unavailable', database: 'down' });
+    }
+  });
+  app.get('/graphql', (req, res, next) => {
+    if (!req.accepts('html') || req.query.query !== undefined) return next();
+    const page = graphiqlPage();
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache');
+    if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+      res.setHeader('Content-Encoding', 'gzip');
+      res.setHeader('Vary', 'Accept-Encoding');
+      res.end(page.gzipped);
+    } else {
+      res.end(page.html);
+    }
+  });
+  app.use(
+    '/graphql',
+    express.json({ limit: MAX_REQUEST_BYTES }),
+    expressMiddleware(apollo, {
+      context: async ({ req }) => {
+        try {
+          const principal = await services.apiKeys.authenticate(req.headers.authorization);
+          return createContext(dataSource, services, logger, principal);
+        } catch (error) {
+          if (error instanceof DomainException) throw unauthenticated(error);
+          throw error;
+        }
+      },
+    }),
+  );
+
+  return {
+    server,
+    services,
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          const address = server.address();
+          resolve(typeof address === 'object' && address ? address.port : port);
+        });
+      }),
+    close: async () => {
+      await apollo.stop();
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

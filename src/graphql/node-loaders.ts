@@ -1,0 +1,51 @@
+import { Annotation } from '../modules/annotation/annotation.entity';
+import { Annotator } from '../modules/annotation/annotator.entity';
+import { Dataset } from '../modules/dataset/dataset.entity';
+import { Report } from '../modules/dataset/report.entity';
+import { Endpoint } from '../modules/endpoint/endpoint.entity';
+import { Model } from '../modules/endpoint/model.entity';
+import { Project } from '../modules/project/project.entity';
+import { Prompt } from '../modules/prompt/prompt.entity';
+import { Experiment } from '../modules/run/experiment.entity';
+import { Prediction } from '../modules/run/prediction.entity';
+import { Run } from '../modules/run/run.entity';
+import { UseCase } from '../modules/use-case/use-case.entity';
+import { Variable } from '../modules/use-case/variable.entity';
+import { byIdLoaderFactory, manyByLoaderFactory, type LoaderFactory } from './loader-registry';
+import type { Node, NodeType } from './node';
+
+/** One tenant-filtered by-id loader per node type; also what `node(id:)` routes through. */
+export const projectById = byIdLoaderFactory(Project);
+export const useCaseById = byIdLoaderFactory(UseCase);
+export const variableById = byIdLoaderFactory(Variable);
+export const datasetById = byIdLoaderFactory(Dataset);
+export const reportById = byIdLoaderFactory(Report);
+export const annotatorById = byIdLoaderFactory(Annotator);
+export const annotationById = byIdLoaderFactory(Annotation);
+export const endpointById = byIdLoaderFactory(Endpoint);
+export const modelById = byIdLoaderFactory(Model);
+export const promptById = byIdLoaderFactory(Prompt);
+export const experimentById = byIdLoaderFactory(Experiment);
+export const runById = byIdLoaderFactory(Run);
+export const predictionById = byIdLoaderFactory(Prediction);
+
+export const variablesByUseCase = manyByLoaderFactory(Variable, 'useCaseId', ['order']);
+export const annotatorsByDataset = manyByLoaderFactory(Annotator, 'datasetId', ['createdAt', 'id']);
+export const annotationsByReport = manyByLoaderFactory(Annotation, 'reportId', ['annotatorId', 'variableId']);
+export const modelsByEndpoint = manyByLoaderFactory(Model, 'endpointId', ['servedName']);
+
+export const NODE_LOADERS: Record<Exclude<NodeType, 'ApiKey'>, LoaderFactory<string, Node | null>> = {
+  Project: projectById,
+  UseCase: useCaseById,
+  Variable: variableById,
+  Dataset: datasetById,
+  Report: reportById,
+  Annotator: annotatorById,
+  Annotation: annotationById,
+  Endpoint: endpointById,
+  Model: modelById,
+  Prompt: promptById,
+  Experiment: experimentById,
+  Run: runById,
+  Prediction: predictionById,
+};

@@ -1,0 +1,23 @@
+import type { NonEmptyArray } from 'type-graphql';
+import { AnnotationResolver } from '../modules/annotation/annotation.resolver';
+import { ApiKeyResolver } from '../modules/api-key/api-key.resolver';
+import { DatasetResolver, ReportResolver } from '../modules/dataset/dataset.resolver';
+import { EndpointResolver, ModelResolver } from '../modules/endpoint/endpoint.resolver';
+import { ProjectResolver } from '../modules/project/project.resolver';
+import { PromptResolver } from '../modules/prompt/prompt.resolver';
+import { PredictionResolver, RunResolver } from '../modules/run/run.resolver';
+import { UseCaseResolver } from '../modules/use-case/use-case.resolver';
+
+export const RESOLVERS: NonEmptyArray<Function> = [
+  ProjectResolver,
+  ApiKeyResolver,
+  UseCaseResolver,
+  DatasetResolver,
+  ReportResolver,
+  AnnotationResolver,
+  EndpointResolver,
+  ModelResolver,
+  PromptResolver,
+  RunResolver,
+  PredictionResolver,
+];

@@ -1,0 +1,72 @@
+import 'reflect-metadata';
+import { createApp } from './app';
+import { ConfigError, loadConfig } from './config';
+import { openDatabase } from './db/data-source';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres';
+import { createLogger } from './logger';
+import { resolveSecretKey } from './secret-key';
+import { seedDemo } from './seeds/demo-seed';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  const started = Date.now();
+
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    logger.info({ dataDir: config.dataDir }, 'DATABASE_URL unset: starting the embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres({ dir: config.dataDir, database: 'reportql', onLog: (line) => logger.debug({ postgres: line }) });
+    databaseUrl = embedded.url;
+  }
+  const dataSource = await openDatabase({ url: databaseUrl });
+  resolveSecretKey(config, logger);
+
+  const app = await createApp(dataSource, logger);
+  const generatedAdminKey = await app.services.apiKeys.ensureServerAdmin(config.adminApiKey);
+  if (config.seedDemo) {
+    const project = await seedDemo(dataSource, app.services, logger);
+    if (project) logger.info({ project: project.name }, 'demo data loaded into the empty database');
+  }
+  const port = await app.listen(config.port);
+  logger.info({ port, startupMs: Date.now() - started }, `ReportQL listening: GraphiQL at http://localhost:${port}/graphql`);
+  if (generatedAdminKey) {
+    process.stdout.write(
+      [
+        '',
+        '  Server admin API key (shown this once; only its hash is stored):',
+        `    ${generatedAdminKey}`,
+        '  Paste into GraphiQL → Headers: { "Authorization": "Bearer <key>" }',
+        '  Set ADMIN_API_KEY to choose the key yourself instead.',
+        '',
+      ].join('\n') + '\n',
+    );
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await app.close().catch((error: unknown) => logger.error({ err: error }, 'closing the server failed'));
+    await dataSource.destroy().catch(() => undefined);
+    await embedded?.stop().catch(() => undefined);
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`ReportQL failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,132 @@
+import { Arg, Args, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
+import type { GraphQLContext } from '../../graphql/context';
+import { PageArgs } from '../../graphql/connection';
+import { decodeId } from '../../graphql/node';
+import { datasetById, endpointById, modelById, promptById, reportById, runById, useCaseById, variablesByUseCase } from '../../graphql/node-loaders';
+import { InvalidCategory } from '../annotation/annotation.entity';
+import { Dataset } from '../dataset/dataset.entity';
+import { Report } from '../dataset/report.entity';
+import { Model } from '../endpoint/model.entity';
+import { Prompt } from '../prompt/prompt.entity';
+import { UseCase } from '../use-case/use-case.entity';
+import { PredictedField, Prediction } from './prediction.entity';
+import { ImportPredictionsInput, ImportPredictionsPayload, PredictionFilter } from './run.input';
+import { Run, RunProgress, RunStatus, RunUsage } from './run.entity';
+import { PredictionConnection } from './run.types';
+
+function elapsedMs(run: Run): number | null {
+  if (!run.startedAt) return null;
+  return (run.finishedAt ?? new Date()).getTime() - run.startedAt.getTime();
+}
+
+@Resolver(() => Run)
+export class RunResolver {
+  @Mutation(() => ImportPredictionsPayload, { description: 'A run made elsewhere, scored like any run; all or nothing.' })
+  importPredictions(@Arg('input') input: ImportPredictionsInput, @Ctx() ctx: GraphQLContext): Promise<ImportPredictionsPayload> {
+    return ctx.services.runs.importPredictions(
+      ctx.principal,
+      decodeId(input.datasetId, 'Dataset', 'datasetId'),
+      input.promptId ? decodeId(input.promptId, 'Prompt', 'promptId') : null,
+      input,
+    );
+  }
+
+  @FieldResolver(() => UseCase)
+  useCase(@Root() run: Run, @Ctx() ctx: GraphQLContext) {
+    return ctx.loaders.get(useCaseById).load(run.useCaseId);
+  }
+
+  @FieldResolver(() => Dataset, { nullable: true })
+  dataset(@Root() run: Run, @Ctx() ctx: GraphQLContext) {
+    return run.datasetId ? ctx.loaders.get(datasetById).load(run.datasetId) : null;
+  }
+
+  @FieldResolver(() => Model, { nullable: true })
+  model(@Root() run: Run, @Ctx() ctx: GraphQLContext) {
+    return run.modelId ? ctx.loaders.get(modelById).load(run.modelId) : null;
+  }
+
+  @FieldResolver(() => Prompt, { nullable: true })
+  prompt(@Root() run: Run, @Ctx() ctx: GraphQLContext) {
+    return run.promptId ? ctx.loaders.get(promptById).load(run.promptId) : null;
+  }
+
+  @FieldResolver(() => RunProgress)
+  progress(@Root() run: Run): RunProgress {
+    const done = run.succeededCount + run.failedCount;
+    const pending = Math.max(0, run.totalReports - done);
+    const elapsed = elapsedMs(run);
+    const running = run.status === RunStatus.RUNNING;
+    return {
+      total: run.totalReports,
+      succeeded: run.succeededCount,
+      failed: run.failedCount,
+      pending,
+      startedAt: run.startedAt,
+      finishedAt: run.finishedAt,
+      elapsedMs: elapsed,
+      etaMs: running && elapsed !== null && done > 0 ? Math.round((elapsed / done) * pending) : null,
+    };
+  }
+
+  @FieldResolver(() => RunUsage)
+  async usage(@Root() run: Run, @Ctx() ctx: GraphQLContext): Promise<RunUsage> {
+    const done = run.succeededCount + run.failedCount;
+    const elapsed = run.source === 'EXECUTED' ? elapsedMs(run) : null;
+    const seconds = elapsed !== null && elapsed > 0 ? elapsed / 1000 : null;
+    const tokensPerSecond = seconds !== null ? run.completionTokens / seconds : null;
+    let gpus: number | null = null;
+    if (tokensPerSecond !== null && run.modelId) {
+      const model = await ctx.loaders.get(modelById).load(run.modelId);
+      const endpoint = model?.endpointId ? await ctx.loaders.get(endpointById).load(model.endpointId) : null;
+      gpus = endpoint?.gpuCount ?? null;
+    }
+    return {
+      promptTokens: run.promptTokens,
+      completionTokens: run.completionTokens,
+      meanLatencyMs: done > 0 && run.latencyMsSum > 0 ? run.latencyMsSum / done : null,
+      secondsPerReport: seconds !== null && done > 0 ? seconds / done : null,
+      tokensPerSecond,
+      tokensPerSecondPerGpu: tokensPerSecond !== null && gpus ? tokensPerSecond / gpus : null,
+    };
+  }
+
+  @FieldResolver(() => PredictionConnection)
+  predictions(
+    @Root() run: Run,
+    @Args() page: PageArgs,
+    @Arg('filter', () => PredictionFilter, { nullable: true }) filter: PredictionFilter | null,
+    @Ctx() ctx: GraphQLContext,
+  ) {
+    return ctx.services.runs.predictions(run.id, page, filter);
+  }
+}
+
+@Resolver(() => Prediction)
+export class PredictionResolver {
+  @FieldResolver(() => Report)
+  report(@Root() prediction: Prediction, @Ctx() ctx: GraphQLContext) {
+    return ctx.loaders.get(reportById).load(prediction.reportId);
+  }
+
+  @FieldResolver(() => [PredictedField], { description: 'One entry per variable, in variable order.' })
+  async fields(@Root() prediction: Prediction, @Ctx() ctx: GraphQLContext): Promise<PredictedField[]> {
+    const run = await ctx.loaders.get(runById).load(prediction.runId);
+    if (!run) return [];
+    const variables = await ctx.loaders.get(variablesByUseCase).load(run.useCaseId);
+    return variables.map((variable) => {
+      const cell = prediction.cells[variable.key];
+      if (!cell) {
+        return { key: variable.key, value: null, valid: false, missing: false, invalidCategory: InvalidCategory.MISSING, skipped: false };
+      }
+      return {
+        key: variable.key,
+        value: cell.status === 'VALUE' ? cell.value : null,
+        valid: cell.status !== 'INVALID',
+        missing: cell.status === 'MISSING',
+        invalidCategory: cell.status === 'INVALID' ? (cell.category as InvalidCategory) : null,
+        skipped: cell.skipped === true,
+      };
+    });
+  }
+}
