@@ -8,3 +8,5 @@ export * from './embedding/embedder';
 export * from './embedding/lexical';
 export * from './metrics';
 export * from './bootstrap';
+export * from './agreement';
+export * from './groups';
