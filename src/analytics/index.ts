@@ -10,3 +10,13 @@ export * from './metrics';
 export * from './bootstrap';
 export * from './agreement';
 export * from './groups';
+
+// --- rank aggregation, variance partitioning, contrasts ---
+export * from './kemeny';
+export * from './rank-intervals';
+export * from './linear-algebra';
+export * from './mixed-model';
+export * from './mixed-model-optimiser';
+export * from './contrasts';
+export * from './contrasts-distributions';
+export * from './multiple-testing';

@@ -10,8 +10,9 @@ import type { PairwiseMatrix } from './kemeny';
 /**
  * Per-replicate voter scores. Entry (candidate c, voter v, replicate b) is
  * `data[c * strides.candidate + v * strides.voter + b * strides.replicate]`; the default strides
- * describe a row-major candidate × voter × replicate array (replicate fastest). NaN means the
- * voter has no opinion on the candidate in that replicate.
+ * describe a row-major candidate × voter × replicate array (replicate fastest), the layout of
+ * the bootstrap grid's `replicates` (run × variable × replicate). NaN means the voter has no
+ * opinion on the candidate in that replicate.
  */
 export interface ReplicateScores {
   data: ArrayLike<number>;
@@ -24,7 +25,7 @@ export interface ReplicateScores {
 /** Per-replicate tie-break macro averages: entry (c, b) at `data[c * strides.candidate + b * strides.replicate]`. */
 export interface ReplicateMacro {
   data: ArrayLike<number>;
-  /** Default: candidate × replicate row-major (replicate fastest). */
+  /** Default: candidate × replicate row-major (replicate fastest), as the bootstrap grid's `macroReplicates`. */
   strides?: { candidate: number; replicate: number } | null;
 }
 
