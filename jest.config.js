@@ -12,7 +12,7 @@ module.exports = {
           transform: { legacyDecorator: true, decoratorMetadata: true },
           target: 'es2022',
         },
-        module: { type: 'commonjs' },
+        module: { type: 'commonjs', ignoreDynamic: true },
       },
     ],
   },

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
+import { createApp, type App } from '../../src/app';
+import { openDatabase } from '../../src/db/data-source';
+import { createLogger } from '../../src/logger';
+import type { Services } from '../../src/services';
+import { withDatabase } from './global-setup';
+
+export interface GraphQLResponse<T = Record<string, any>> {
+  status: number;
+  data?: T;
+  errors?: { message: string; path?: string[]; extensions?: Record<string, any> }[];
+}
+
+export interface TestApp {
+  url: string;
+  port: number;
+  app: App;
+  dataSource: DataSource;
+  services: Services;
+  adminKey: string;
+  /** SQL statements run since the last reset (for query-count tests). */
+  queries: string[];
+  gql<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, key?: string | null): Promise<GraphQLResponse<T>>;
+  close(): Promise<void>;
+}
+
+/** A fresh database cloned from the migrated template, and the real HTTP server on a free port. */
+export async function startTestApp(): Promise<TestApp> {
+  const serverUrl = process.env.REPORTQL_TEST_SERVER_URL;
+  const template = process.env.REPORTQL_TEST_TEMPLATE;
+  if (!serverUrl || !template) throw new Error('the jest global setup did not run');
+  const database = `reportql_test_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${database}" TEMPLATE "${template}"`);
+  await admin.end();
+
+  const queries: string[] = [];
+  const dataSource = await openDatabase({ url: withDatabase(serverUrl, database), onQuery: (sql) => queries.push(sql) });
+  const logger = createLogger('silent');
+  const app = await createApp(dataSource, logger);
+  const port = await app.listen(0, '127.0.0.1');
+  const adminKey = `rql_test_admin_${randomBytes(16).toString('hex')}`;
+  await app.services.apiKeys.ensureServerAdmin(adminKey);
+  const url = `http://127.0.0.1:${port}/graphql`;
+
+  return {
+    url,
+    port,
+    app,
+    dataSource,
+    services: app.services,
+    adminKey,
+    queries,
+    async gql(query, variables, key = adminKey) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await response.json()) as GraphQLResponse;
+      return { ...body, status: response.status } as GraphQLResponse<any>;
+    },
+    async close() {
+      await app.close();
+      await dataSource.destroy();
+      const cleanup = new Client({ connectionString: serverUrl });
+      await cleanup.connect();
+      await cleanup.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch(() => undefined);
+      await cleanup.end();
+    },
+  };
+}
