@@ -46,7 +46,7 @@ export interface KemenyOptions extends KemenyTieBreak {
   exactLimit?: number;
   /** Split into Condorcet components before solving (default true; false is for testing). */
   decompose?: boolean;
-  /** Iterated-local-search perturbations per heuristic component (default 50). */
+  /** Iterated-local-search perturbations per heuristic component (default 200). */
   restarts?: number;
   /** Seed of the perturbation generator (default 42). */
   seed?: number;
@@ -295,7 +295,7 @@ export function kemenyFromMatrix(matrix: PairwiseMatrix, options: KemenyOptions 
       });
       const starts = warmStarts.map((s) => s.filter((c) => position[c]! >= 0).map((c) => position[c]!));
       localOrder = heuristicOrder(local, k, localPriority, eps, {
-        restarts: options.restarts ?? 50,
+        restarts: options.restarts ?? 200,
         seed: options.seed ?? 42,
         maxSweeps: options.maxSweeps ?? 1000,
         starts,
