@@ -35,6 +35,8 @@ export class ImportPredictionsInput {
   @Field(() => String, { nullable: true, description: 'Field with the raw model output (RAW_OUTPUT default "raw_output").' })
   rawField?: string | null;
   @Field(() => String, { nullable: true }) reasoningField?: string | null;
+  @Field(() => String, { nullable: true, description: 'RAW_OUTPUT: field with the finish reason (default "finish_reason"); "length" marks truncation.' })
+  finishReasonField?: string | null;
   @Field(() => JSONScalar, { nullable: true, description: 'WIDE: variable key → column, where they differ.' })
   columnMap?: Record<string, string> | null;
   @Field(() => JSONScalar, { nullable: true, description: 'What is known of how the run was made (sampling, prompt, …).' })

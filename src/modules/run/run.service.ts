@@ -171,7 +171,7 @@ export class RunService {
       const idField = input.idField ?? 'id';
       const rawField = input.rawField ?? 'raw_output';
       const seen = new Map<string, number>();
-      const out: ParsedPrediction[] = [];
+      const out: (ParsedPrediction & { finishReason?: string })[] = [];
       for (const { row, record } of rows) {
         const id = readExternalId(record, idField);
         if (!id.ok) {
@@ -189,7 +189,16 @@ export class RunService {
           continue;
         }
         const reasoning = input.reasoningField ? record[input.reasoningField] : undefined;
-        out.push({ externalId: id.id, object: null, raw: raw ?? null, reasoning: typeof reasoning === 'string' ? reasoning : null, parseError: null, row });
+        const finishReason = record[input.finishReasonField ?? 'finish_reason'];
+        out.push({
+          externalId: id.id,
+          object: null,
+          raw: raw ?? null,
+          reasoning: typeof reasoning === 'string' ? reasoning : null,
+          parseError: null,
+          row,
+          ...(typeof finishReason === 'string' ? { finishReason } : {}),
+        });
       }
       return out;
     }
@@ -217,16 +226,16 @@ export class RunService {
     return result.predictions;
   }
 
-  private normalise(p: ParsedPrediction, specs: ReturnType<typeof toSpec>[]): Omit<ImportedRow, 'reportId'> {
+  private normalise(p: ParsedPrediction & { finishReason?: string }, specs: ReturnType<typeof toSpec>[]): Omit<ImportedRow, 'reportId'> {
     if (p.object === null && p.parseError === null && p.raw !== null) {
-      const output = parseOutput({ content: p.raw, reasoning: p.reasoning }, specs);
+      const output = parseOutput({ content: p.raw, reasoning: p.reasoning, finishReason: p.finishReason ?? null }, specs);
       return {
         parsed: output.json,
         cells: output.cells,
         raw: p.raw,
         reasoning: output.reasoning,
         samples: p.samples ?? null,
-        finishReason: output.truncated ? 'length' : null,
+        finishReason: p.finishReason ?? null,
       };
     }
     const cells: Record<string, NormalisedCell> =
