@@ -131,6 +131,8 @@ export function pairwiseMatrix(scores: readonly ArrayLike<number>[], options: Pa
 
 /**
  * Wraps an existing n×n matrix (row-major, w[i·n+j] = weight of voters preferring i to j).
+ * Without the voters, `totalWeight` is taken as the largest w_ij + w_ji (it only scales the
+ * equality tolerance used with fractional weights).
  *
  * Complexity: O(n²).
  * @throws AnalyticsError BAD_INPUT when the length is not n², an entry is negative or not
