@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { bootstrapGrid } from '../../../src/analytics/bootstrap';
 import { AnalyticsError } from '../../../src/analytics/errors';
 import { kemeny } from '../../../src/analytics/kemeny';
 import {
@@ -143,6 +144,36 @@ describe('kemenyRankIntervals', () => {
     // The best candidate by construction stays near the top in every replicate.
     const best = quality.indexOf(Math.max(...quality));
     expect(result.intervals[best]!.upper).toBeLessThanOrEqual(10);
+  });
+
+  it('reads the bootstrap grid layout directly (replicates and macroReplicates)', () => {
+    const n = 15;
+    const B = 25;
+    const rnd = lcg(31);
+    const runs = Array.from({ length: 4 }, (_, r) => ({
+      id: `run-${r}`,
+      items: Array.from({ length: 3 }, () => Array.from({ length: n }, () => (rnd() < 0.4 + 0.1 * r ? 1 : 0))),
+    }));
+    const variables = Array.from({ length: 3 }, (_, v) => ({ key: `v${v}`, groups: new Array<number>(n).fill(0) }));
+    const grid = bootstrapGrid({ variables, runs, resamples: B, seed: 7 });
+    const result = kemenyRankIntervals(
+      { data: grid.replicates, candidates: runs.length, voters: variables.length, replicates: B },
+      { macro: { data: grid.macroReplicates }, names: runs.map((r) => r.id) },
+    );
+    // Oracle: recompute each replicate's per-variable accuracy from the multiplicity matrix.
+    for (let b = 0; b < B; b++) {
+      const w = grid.multiplicities.subarray(b * n, (b + 1) * n);
+      const scores = variables.map((_, v) =>
+        runs.map((run) => {
+          let num = 0;
+          for (let i = 0; i < n; i++) num += w[i]! * run.items[v]![i]!;
+          return num / n;
+        }),
+      );
+      const macro = runs.map((_, r) => (scores[0]![r]! + scores[1]![r]! + scores[2]![r]!) / 3);
+      const expected = kemeny(scores, { macro, names: runs.map((r) => r.id) });
+      runs.forEach((_, r) => expect(result.ranks[r * B + b]).toBe(expected.rank[r]));
+    }
   });
 
   it('rejects invalid input', () => {
