@@ -1,0 +1,70 @@
+/**
+ * From normalised records to the inputs of the bootstrap grid: one group vector per variable
+ * (from the reference standard) and one item-score vector per run and variable.
+ */
+import type { GridRun, GridVariable } from './bootstrap';
+import type { SimilarityLookup } from './embedding/embedder';
+import { AnalyticsError } from './errors';
+import { encodeReferences, itemScores, primaryMetric } from './metrics';
+import type { RecordCell } from './normalise';
+import type { NormalisedCell, VariableSpec } from './types';
+
+/** One run's normalised prediction records in the dataset's report order; `undefined` = no prediction. */
+export interface RunRecords {
+  id: string;
+  records: readonly (Readonly<Record<string, RecordCell>> | undefined)[];
+}
+
+export interface GridInputOptions {
+  similarity?: SimilarityLookup | null;
+  /** Score categorical variables with their collapse maps (collapsed scoring). */
+  collapsed?: boolean;
+  /** `'ACCURACY'` scores every variable by plain accuracy instead of its primary metric. */
+  metric?: 'PRIMARY' | 'ACCURACY';
+}
+
+/**
+ * Build `{ variables, runs }` for `bootstrapGrid` (METRICS.md §5): groups from the reference
+ * records (reports whose reference lacks the key are left out of that variable), item scores
+ * per run with a missing prediction record or key scored as INVALID/MISSING. Variable weights
+ * come from the specs. O(runs · V · n) plus similarity look-ups.
+ *
+ * @throws AnalyticsError LENGTH_MISMATCH when a run's record count differs from the references';
+ *   BAD_INPUT when a similarity is needed and missing.
+ */
+export function buildGridInput(
+  specs: readonly VariableSpec[],
+  references: readonly (Readonly<Record<string, RecordCell>> | undefined)[],
+  runs: readonly RunRecords[],
+  opts?: GridInputOptions,
+): { variables: GridVariable[]; runs: GridRun[] } {
+  const n = references.length;
+  const collapsed = opts?.collapsed ?? false;
+  const refsByVariable = specs.map((spec) => references.map((rec) => rec?.[spec.key]));
+  const variables = specs.map((spec, v) => {
+    const metric = opts?.metric === 'ACCURACY' ? 'ACCURACY' : primaryMetric(spec.type);
+    return { key: spec.key, groups: encodeReferences(spec, refsByVariable[v]!, metric, collapsed).groups, weight: spec.weight ?? 1 };
+  });
+  const gridRuns = runs.map((run) => {
+    if (run.records.length !== n) {
+      throw new AnalyticsError('LENGTH_MISMATCH', `run "${run.id}": ${run.records.length} records for ${n} reports`);
+    }
+    return {
+      id: run.id,
+      items: specs.map((spec, v) => {
+        const preds = run.records.map((rec) => rec?.[spec.key] as NormalisedCell | undefined);
+        if (opts?.metric === 'ACCURACY' && (spec.type === 'FREE_TEXT' || spec.type === 'LIST')) {
+          // Plain accuracy of text and lists is exact equality, whatever the similarity.
+          return itemScores({ ...spec, type: 'EXACT_STRING' }, refsByVariable[v]!.map(asExactCell), preds.map(asExactCell));
+        }
+        return itemScores(spec, refsByVariable[v]!, preds, { similarity: opts?.similarity ?? null, collapsed });
+      }),
+    };
+  });
+  return { variables, runs: gridRuns };
+}
+
+function asExactCell(cell: NormalisedCell | undefined): NormalisedCell | undefined {
+  if (cell?.status !== 'VALUE' || !Array.isArray(cell.value)) return cell;
+  return { status: 'VALUE', value: JSON.stringify([...cell.value].sort()) };
+}

@@ -1,0 +1,57 @@
+import { bootstrapGrid } from '../../../src/analytics/bootstrap';
+import { AnalyticsError } from '../../../src/analytics/errors';
+import { buildGridInput } from '../../../src/analytics/grid-input';
+import { scoreVariable } from '../../../src/analytics/metrics';
+import { normaliseRecord } from '../../../src/analytics/normalise';
+import type { VariableSpec } from '../../../src/analytics/types';
+
+const specs: VariableSpec[] = [
+  { key: 'birads', type: 'CATEGORICAL', options: ['3', '4A', '4B'], collapseMap: { '4A': '4', '4B': '4' }, weight: 2 },
+  { key: 'size', type: 'NUMERIC' },
+  { key: 'organs', type: 'LIST' },
+];
+const refs = [
+  { birads: '4A', size: 10, organs: ['liver'] },
+  { birads: '3', organs: [] },
+  { birads: '4B', size: 2, organs: ['lung', 'bone'] },
+].map((r) => normaliseRecord(specs, r, 'reference'));
+const runRecords = [
+  { birads: '4B', size: '10', organs: ['liver'] },
+  { birads: '3', size: 1, organs: 'none' },
+  undefined,
+].map((r) => (r === undefined ? undefined : normaliseRecord(specs, r, 'prediction')));
+const similarity = () => 0.5;
+
+describe('buildGridInput', () => {
+  it('gives the same points as scoreVariable', () => {
+    const input = buildGridInput(specs, refs, [{ id: 'run', records: runRecords }], { similarity });
+    const grid = bootstrapGrid({ ...input, resamples: 10, seed: 1 });
+    specs.forEach((spec, v) => {
+      const s = scoreVariable(
+        spec,
+        refs.map((r) => r[spec.key]),
+        runRecords.map((r) => r?.[spec.key]),
+        { similarity },
+      );
+      expect(grid.points[v]).toBeCloseTo(s.value, 15);
+    });
+    expect(input.variables.map((v) => v.weight)).toEqual([2, 1, 1]);
+    expect(Array.from(input.variables[1]!.groups)).toEqual([0, -1, 0]);
+  });
+
+  it('supports collapsed and plain-accuracy scoring', () => {
+    const collapsed = buildGridInput(specs, refs, [{ id: 'run', records: runRecords }], { similarity, collapsed: true });
+    const g = bootstrapGrid({ ...collapsed, resamples: 5 });
+    const s = scoreVariable(specs[0]!, refs.map((r) => r.birads), runRecords.map((r) => r?.birads));
+    expect(g.points[0]).toBeCloseTo(s.collapsed!.primary.effective, 15);
+    const acc = buildGridInput(specs, refs, [{ id: 'run', records: runRecords }], { metric: 'ACCURACY' });
+    const ga = bootstrapGrid({ ...acc, resamples: 5 });
+    expect(ga.points[0]).toBeCloseTo(s.accuracy.effective, 15);
+    // organs: [liver]=[liver] right, []=none right, third report has no prediction
+    expect(ga.points[2]).toBeCloseTo(2 / 3, 15);
+  });
+
+  it('checks run lengths', () => {
+    expect(() => buildGridInput(specs, refs, [{ id: 'short', records: [] }])).toThrow(AnalyticsError);
+  });
+});
