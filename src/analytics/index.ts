@@ -10,6 +10,7 @@ export * from './metrics';
 export * from './bootstrap';
 export * from './agreement';
 export * from './groups';
+export * from './grid-input';
 
 // --- rank aggregation, variance partitioning, contrasts ---
 export * from './kemeny';
@@ -20,4 +21,3 @@ export * from './mixed-model-optimiser';
 export * from './contrasts';
 export * from './contrasts-distributions';
 export * from './multiple-testing';
-export * from './grid-input';
