@@ -95,6 +95,8 @@ export interface ExtractionVariable extends VariableSpec {
   structure?: StructureField[] | null;
   /** Placeholder value in the JSON template; default derived from the type ("" or [] or the structure). */
   templateValue?: unknown;
+  /** Keys of a framework field this engine does not use (notes, item_type, …), kept for export. */
+  frameworkExtra?: Record<string, unknown> | null;
 }
 
 // --- prompts ---

@@ -146,9 +146,9 @@ export function optionToString(o: unknown): string {
 
 /**
  * Maps a framework type name (+ options) to a variable type:
- * options present → CATEGORICAL, or BINARY when the options other than "" and missing tokens are a
- * yes/no-like pair or a single yes-like option (the papers' "Yes"/"" binaries) or the type says
- * boolean/binary; float/int/integer/number → NUMERIC; string → FREE_TEXT;
+ * options present → CATEGORICAL, or BINARY when the type says boolean/binary or (unless it says
+ * categorical) the options other than "" and missing tokens are a yes/no-like pair or a single
+ * yes-like option (the papers' "Yes"/"" binaries); float/int/integer/number → NUMERIC; string → FREE_TEXT;
  * string_exact_match → EXACT_STRING; list → LIST; boolean/binary without options → BINARY with
  * options Yes/No (true/false as aliases); dictionary, list of dictionaries, nested → FREE_TEXT
  * (the structure is kept on the variable). A `_or_missing` suffix is stripped (missing is always
@@ -175,7 +175,7 @@ export function mapFrameworkType(
       folded.length === 2 &&
       ((YES_LIKE.has(folded[0]!) && NO_LIKE.has(folded[1]!)) || (NO_LIKE.has(folded[0]!) && YES_LIKE.has(folded[1]!)));
     const singleYes = folded.length === 1 && YES_LIKE.has(folded[0]!);
-    const binary = boolish || yesNoPair || singleYes;
+    const binary = name !== 'categorical' && (boolish || yesNoPair || singleYes);
     return { type: binary ? 'BINARY' : 'CATEGORICAL', options, aliases: null, orMissing, warning: null };
   }
   switch (name) {
