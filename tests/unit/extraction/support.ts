@@ -33,8 +33,8 @@ export function allText(req: ChatRequest): string {
 
 /** Which step a prompt-graph request is for: the keys of its JSON template. */
 export function templateKeys(req: ChatRequest): string[] {
-  const task = req.messages.find((m) => m.content.startsWith('Extract information'))!;
-  const json = /```json\n([\s\S]*?)\n```/.exec(task.content)![1]!;
+  const task = req.messages.find((m) => m.content.includes('Extract information'))!.content;
+  const json = /```json\n([\s\S]*?)\n```/.exec(task.slice(task.indexOf('Extract information')))![1]!;
   return Object.keys(JSON.parse(json) as Record<string, unknown>);
 }
 
