@@ -1,0 +1,784 @@
+/**
+ * A real HTTP server that speaks the OpenAI-compatible dialect of vLLM (and, through options,
+ * its neighbours), for tests that must exercise the whole HTTP path: SDK, retries, timeouts,
+ * streaming, error bodies. Response shapes follow vLLM's `/v1` API byte for byte where it matters
+ * (`reasoning_content`, `stop_reason`, `prompt_logprobs`, flat `{object:'error',…}` error bodies).
+ *
+ * ## Start / stop
+ * ```ts
+ * const fake = await startFakeLlm({ models: ['qwen3-8b'] });
+ * // fake.baseUrl === 'http://127.0.0.1:<port>/v1'
+ * ...
+ * await fake.close();
+ * ```
+ * `startFakeLlm(options)` listens on 127.0.0.1 on a free port (`port: 0`) unless `options.port`
+ * is given. Options (all optional, all changeable later with `fake.configure({...})`):
+ * - `models`: served models, strings or `{ id, maxModelLen?, root? }` (default `['fake-model']`,
+ *   max_model_len 32768). Chat/embedding requests for any other model get vLLM's 404
+ *   "The model `x` does not exist." unless `strictModels: false`.
+ * - `apiKey`: when set, requests without `Authorization: Bearer <apiKey>` get 401
+ *   `{"error":"Unauthorized"}` (vLLM's `--api-key` middleware).
+ * - `latencyMs`: delay before every response (added to a response spec's `delayMs`).
+ * - `reasoningField`: where reasoning goes: `'reasoning_content'` (vLLM ≤0.10, SGLang; default),
+ *   `'reasoning'` (newer vLLM, Ollama) or `'both'`.
+ * - `rejectParams`: body keys that make the server answer 400 (e.g. `['response_format']` for a
+ *   server without constrained decoding, `['chat_template_kwargs']`, `['top_k']` for OpenAI).
+ * - `errorStyle`: `'vllm'` (flat `{object:'error', message, type, param, code}`, default) or
+ *   `'openai'` (nested `{error:{message, type, param, code}}`, as OpenAI / llama.cpp / newer vLLM).
+ * - `embeddingDim`: length of the deterministic embedding vectors (default 64).
+ *
+ * ## Scripting chat completions
+ * Each POST /v1/chat/completions is answered by the first source that yields a response spec:
+ * 1. the **queue** (`fake.enqueue(spec, …)` or `fake.script([spec, …])`), consumed FIFO;
+ * 2. the **rules** (`fake.addRule(rule)` or `fake.script(rule)`), first matching rule wins:
+ *    `{ match?: string | RegExp | (body, ctx) => boolean, respond: spec | spec[] | handler, times? }`
+ *    — a string matches a substring of all message contents joined by "\n"; an array `respond`
+ *    gives its i-th element to the i-th match and stops matching when exhausted; `times` caps
+ *    the number of matches;
+ * 3. the **handler** (`fake.setHandler(fn)` or `fake.script(fn)`): `(body, ctx) => spec | undefined`
+ *    (may be async; `undefined` falls through);
+ * 4. the **default**: a valid JSON object built from `response_format.json_schema.schema` when
+ *    present (first enum value, `""`, `0`, `false`, `[]`, nested objects with all properties),
+ *    else `'{}'`.
+ *
+ * A response spec (`FakeResponseSpec`):
+ * `{ content?, reasoning?, finishReason?, usage?: {promptTokens?, completionTokens?},
+ *    status?, error?, errorType?, retryAfter?, headers?, delayMs?, dropConnection?, rawBody?,
+ *    reasoningField? }`
+ * - `status` ≥ 400 (or `error` alone, meaning 400) sends an error body in the configured style;
+ *   `retryAfter` (seconds or an HTTP date string) sets the `Retry-After` header (429/503).
+ * - `dropConnection: true` destroys the socket without answering (a connection error).
+ * - `delayMs` waits before answering (use a value above the client timeout to force a timeout).
+ * - `rawBody` sends that exact text as the 200 body (malformed responses).
+ * - Usage defaults to an estimate (characters / 4) of prompt and content + reasoning.
+ *
+ * The context `ctx` (`FakeChatContext`) gives `index` (0-based among chat requests this server has
+ * received, in arrival order), `model`, `messages` (content flattened to strings), `systemText`,
+ * `lastUserText`, `allText`, `temperature`, and the `request` record. Self-consistency tests can,
+ * for instance, answer by temperature: `fake.script((b) => ({ content: b.temperature === 0.7 ? A : B }))`.
+ *
+ * `stream: true` requests get SSE chunks (`chat.completion.chunk`) with `delta.reasoning_content` /
+ * `delta.content`, a final chunk with `finish_reason`, a usage chunk with `choices: []` when
+ * `stream_options.include_usage`, then `data: [DONE]`.
+ *
+ * ## Embeddings
+ * POST /v1/embeddings returns `fakeEmbedding(text, embeddingDim)` per input: L2-normalised feature
+ * hashing of lower-cased words and character trigrams, so texts sharing words are close (useful
+ * for medoid tests) and identical texts are identical. `encoding_format: 'base64'` (the openai
+ * SDK's default) returns little-endian float32 in base64, as vLLM does. `fake.scriptEmbeddings(fn)`
+ * can override: `(inputs: string[], ctx) => { vectors?, status?, error?, retryAfter?, delayMs?,
+ * dropConnection? } | undefined`.
+ *
+ * ## Inspecting what was sent
+ * `fake.requests` lists every request in arrival order: `{ index, method, path, headers (lower-case
+ * keys), body (parsed JSON or undefined), rawBody, receivedAt (ms since epoch, sub-ms precision) }`.
+ * `fake.chatRequests()` returns the parsed bodies of chat requests only (e.g. to assert
+ * `temperature`, `top_k`, `repetition_penalty`, `chat_template_kwargs`, `response_format`, `seed`).
+ * `fake.reset()` clears queue, rules, handler, embedding handler and recorded requests;
+ * `fake.clearRequests()` clears only the records.
+ *
+ * ## Other routes
+ * GET /v1/models (vLLM model cards), GET /health (200, empty), anything else 404
+ * `{"detail":"Not Found"}` as FastAPI does.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { createHash, randomBytes } from 'node:crypto';
+
+export type ReasoningField = 'reasoning_content' | 'reasoning' | 'both';
+
+export interface FakeModel {
+  id: string;
+  maxModelLen?: number | null;
+  root?: string;
+}
+
+export interface FakeUsageSpec {
+  promptTokens?: number;
+  completionTokens?: number;
+}
+
+export interface FakeResponseSpec {
+  content?: string;
+  reasoning?: string | null;
+  finishReason?: string;
+  usage?: FakeUsageSpec;
+  status?: number;
+  error?: string;
+  /** Error `type` in the body; defaults from the status (BadRequestError, NotFoundError, …). */
+  errorType?: string;
+  retryAfter?: number | string;
+  headers?: Record<string, string>;
+  delayMs?: number;
+  dropConnection?: boolean;
+  rawBody?: string;
+  reasoningField?: ReasoningField;
+}
+
+export interface RecordedRequest {
+  index: number;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: unknown;
+  rawBody: string;
+  receivedAt: number;
+}
+
+export interface FakeChatMessage {
+  role: string;
+  content: string;
+}
+
+/** The JSON body of a chat request, loosely typed: tests read whatever the client sent. */
+export type FakeChatBody = Record<string, unknown> & {
+  model?: string;
+  messages?: unknown[];
+  temperature?: number;
+  stream?: boolean;
+};
+
+export interface FakeChatContext {
+  index: number;
+  model: string;
+  messages: FakeChatMessage[];
+  systemText: string;
+  lastUserText: string;
+  allText: string;
+  temperature: number | undefined;
+  request: RecordedRequest;
+}
+
+export type FakeChatHandler = (
+  body: FakeChatBody,
+  ctx: FakeChatContext,
+) => FakeResponseSpec | undefined | Promise<FakeResponseSpec | undefined>;
+
+export interface FakeRule {
+  match?: string | RegExp | ((body: FakeChatBody, ctx: FakeChatContext) => boolean);
+  respond: FakeResponseSpec | FakeResponseSpec[] | FakeChatHandler;
+  times?: number;
+}
+
+export interface FakeEmbeddingSpec {
+  vectors?: number[][];
+  status?: number;
+  error?: string;
+  retryAfter?: number | string;
+  delayMs?: number;
+  dropConnection?: boolean;
+}
+
+export interface FakeEmbeddingContext {
+  index: number;
+  model: string;
+  request: RecordedRequest;
+}
+
+export type FakeEmbeddingHandler = (
+  inputs: string[],
+  ctx: FakeEmbeddingContext,
+) => FakeEmbeddingSpec | undefined | Promise<FakeEmbeddingSpec | undefined>;
+
+export interface FakeLlmOptions {
+  port?: number;
+  host?: string;
+  models?: Array<string | FakeModel>;
+  strictModels?: boolean;
+  apiKey?: string | null;
+  latencyMs?: number;
+  reasoningField?: ReasoningField;
+  rejectParams?: string[];
+  errorStyle?: 'vllm' | 'openai';
+  embeddingDim?: number;
+}
+
+export interface FakeLlm {
+  readonly baseUrl: string;
+  readonly port: number;
+  readonly requests: RecordedRequest[];
+  /** Function → handler; array → queued responses; object with `respond` → rule. */
+  script(what: FakeChatHandler | FakeResponseSpec[] | FakeRule): void;
+  enqueue(...specs: FakeResponseSpec[]): void;
+  addRule(rule: FakeRule): void;
+  setHandler(handler: FakeChatHandler | null): void;
+  scriptEmbeddings(handler: FakeEmbeddingHandler | null): void;
+  setModels(models: Array<string | FakeModel>): void;
+  configure(options: Omit<FakeLlmOptions, 'port' | 'host'>): void;
+  chatRequests(): FakeChatBody[];
+  clearRequests(): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+interface RuleState {
+  rule: FakeRule;
+  used: number;
+}
+
+const DEFAULT_MAX_MODEL_LEN = 32768;
+
+const ERROR_TYPES: Record<number, string> = {
+  400: 'BadRequestError',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFoundError',
+  408: 'RequestTimeout',
+  409: 'Conflict',
+  422: 'UnprocessableEntity',
+  429: 'TooManyRequests',
+  500: 'InternalServerError',
+  502: 'BadGateway',
+  503: 'ServiceUnavailable',
+  504: 'GatewayTimeout',
+};
+
+/** Deterministic, L2-normalised feature-hashing embedding (words + character trigrams). */
+export function fakeEmbedding(text: string, dim = 64): number[] {
+  const vector = new Array<number>(dim).fill(0);
+  const lower = text.toLowerCase();
+  const features: string[] = [];
+  for (const word of lower.split(/[^\p{L}\p{N}]+/u)) {
+    if (word.length > 0) features.push(`w:${word}`);
+  }
+  const padded = ` ${lower} `;
+  for (let i = 0; i + 3 <= padded.length; i += 1) features.push(`c:${padded.slice(i, i + 3)}`);
+  for (const feature of features) {
+    const digest = createHash('sha256').update(feature).digest();
+    const slot = digest.readUInt32LE(0) % dim;
+    const sign = (digest[4] ?? 0) & 1 ? 1 : -1;
+    vector[slot] = (vector[slot] ?? 0) + sign;
+  }
+  const norm = Math.sqrt(vector.reduce((sum, v) => sum + v * v, 0));
+  if (norm === 0) {
+    // Empty text still needs a unit vector so cosine similarity stays defined.
+    vector[0] = 1;
+    return vector;
+  }
+  return vector.map((v) => v / norm);
+}
+
+/** Builds a value valid against a (simple) JSON schema, for the default handler. */
+export function exampleFromSchema(schema: unknown, depth = 0): unknown {
+  if (depth > 12 || schema === null || typeof schema !== 'object') return null;
+  const s = schema as Record<string, unknown>;
+  if ('const' in s) return s['const'];
+  if ('default' in s) return s['default'];
+  if (Array.isArray(s['enum']) && s['enum'].length > 0) return s['enum'][0];
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const branches = s[key];
+    if (Array.isArray(branches) && branches.length > 0) return exampleFromSchema(branches[0], depth + 1);
+  }
+  let type = s['type'];
+  if (Array.isArray(type)) type = type.find((t) => t !== 'null') ?? type[0];
+  if (type === undefined && typeof s['properties'] === 'object') type = 'object';
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      const props = (s['properties'] ?? {}) as Record<string, unknown>;
+      for (const [name, sub] of Object.entries(props)) out[name] = exampleFromSchema(sub, depth + 1);
+      return out;
+    }
+    case 'array': {
+      const minItems = typeof s['minItems'] === 'number' ? s['minItems'] : 0;
+      return Array.from({ length: minItems }, () => exampleFromSchema(s['items'], depth + 1));
+    }
+    case 'string':
+      return typeof s['minLength'] === 'number' && s['minLength'] > 0 ? 'x'.repeat(s['minLength']) : '';
+    case 'integer':
+    case 'number':
+      return typeof s['minimum'] === 'number' ? s['minimum'] : 0;
+    case 'boolean':
+      return false;
+    default:
+      return null;
+  }
+}
+
+function estimateTokens(text: string): number {
+  return text.length === 0 ? 0 : Math.ceil(text.length / 4);
+}
+
+function flattenContent(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) =>
+        part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string'
+          ? (part as { text: string }).text
+          : '',
+      )
+      .join('');
+  }
+  return '';
+}
+
+function normaliseModels(models: Array<string | FakeModel>): FakeModel[] {
+  return models.map((m) => (typeof m === 'string' ? { id: m } : m));
+}
+
+function sleep(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}
+
+function randomId(prefix: string): string {
+  return `${prefix}-${randomBytes(16).toString('hex')}`;
+}
+
+/** Starts the fake server; resolves once it is listening. */
+export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {
+  const settings = {
+    models: normaliseModels(options.models ?? ['fake-model']),
+    strictModels: options.strictModels ?? true,
+    apiKey: options.apiKey ?? null,
+    latencyMs: options.latencyMs ?? 0,
+    reasoningField: options.reasoningField ?? ('reasoning_content' as ReasoningField),
+    rejectParams: options.rejectParams ?? [],
+    errorStyle: options.errorStyle ?? ('vllm' as 'vllm' | 'openai'),
+    embeddingDim: options.embeddingDim ?? 64,
+  };
+  const requests: RecordedRequest[] = [];
+  let queue: FakeResponseSpec[] = [];
+  let rules: RuleState[] = [];
+  let handler: FakeChatHandler | null = null;
+  let embeddingHandler: FakeEmbeddingHandler | null = null;
+  let chatCount = 0;
+  let embeddingCount = 0;
+  const sockets = new Set<Socket>();
+  const createdAt = Math.floor(Date.now() / 1000);
+
+  const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(text).toString(),
+      'x-request-id': randomBytes(8).toString('hex'),
+      ...headers,
+    });
+    res.end(text);
+  };
+
+  const sendError = (
+    res: ServerResponse,
+    status: number,
+    message: string,
+    extra: { type?: string; retryAfter?: number | string; headers?: Record<string, string> } = {},
+  ): void => {
+    const type = extra.type ?? ERROR_TYPES[status] ?? 'Error';
+    const headers: Record<string, string> = { ...(extra.headers ?? {}) };
+    if (extra.retryAfter !== undefined) headers['retry-after'] = String(extra.retryAfter);
+    const body =
+      settings.errorStyle === 'vllm'
+        ? { object: 'error', message, type, param: null, code: status }
+        : { error: { message, type, param: null, code: status } };
+    sendJson(res, status, body, headers);
+  };
+
+  const modelCards = (): unknown => ({
+    object: 'list',
+    data: settings.models.map((m) => ({
+      id: m.id,
+      object: 'model',
+      created: createdAt,
+      owned_by: 'vllm',
+      root: m.root ?? m.id,
+      parent: null,
+      max_model_len: m.maxModelLen === undefined ? DEFAULT_MAX_MODEL_LEN : m.maxModelLen,
+      permission: [
+        {
+          id: randomId('modelperm'),
+          object: 'model_permission',
+          created: createdAt,
+          allow_create_engine: false,
+          allow_sampling: true,
+          allow_logprobs: true,
+          allow_search_indices: false,
+          allow_view: true,
+          allow_fine_tuning: false,
+          organization: '*',
+          group: null,
+          is_blocking: false,
+        },
+      ],
+    })),
+  });
+
+  const modelKnown = (model: unknown): boolean =>
+    !settings.strictModels || settings.models.some((m) => m.id === model);
+
+  const resolveChatSpec = async (body: FakeChatBody, ctx: FakeChatContext): Promise<FakeResponseSpec> => {
+    const queued = queue.shift();
+    if (queued) return queued;
+    for (const state of rules) {
+      const { rule } = state;
+      if (rule.times !== undefined && state.used >= rule.times) continue;
+      if (Array.isArray(rule.respond) && state.used >= rule.respond.length) continue;
+      const m = rule.match;
+      const matched =
+        m === undefined ||
+        (typeof m === 'string' && ctx.allText.includes(m)) ||
+        (m instanceof RegExp && m.test(ctx.allText)) ||
+        (typeof m === 'function' && m(body, ctx));
+      if (!matched) continue;
+      const index = state.used;
+      state.used += 1;
+      if (Array.isArray(rule.respond)) return rule.respond[index] as FakeResponseSpec;
+      if (typeof rule.respond === 'function') {
+        const spec = await rule.respond(body, ctx);
+        if (spec) return spec;
+        continue;
+      }
+      return rule.respond;
+    }
+    if (handler) {
+      const spec = await handler(body, ctx);
+      if (spec) return spec;
+    }
+    return { content: defaultContent(body) };
+  };
+
+  const defaultContent = (body: FakeChatBody): string => {
+    const format = body['response_format'] as { type?: string; json_schema?: { schema?: unknown } } | undefined;
+    if (format?.type === 'json_schema' && format.json_schema?.schema) {
+      return JSON.stringify(exampleFromSchema(format.json_schema.schema));
+    }
+    return '{}';
+  };
+
+  const handleChat = async (res: ServerResponse, record: RecordedRequest): Promise<void> => {
+    const body = record.body as FakeChatBody | undefined;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) {
+      sendError(res, 400, 'Invalid JSON body');
+      return;
+    }
+    const messagesRaw = body.messages;
+    if (!Array.isArray(messagesRaw) || messagesRaw.length === 0) {
+      sendError(res, 400, 'messages must be a non-empty list');
+      return;
+    }
+    if (!modelKnown(body.model)) {
+      sendError(res, 404, `The model \`${String(body.model)}\` does not exist.`);
+      return;
+    }
+    const rejected = settings.rejectParams.find((p) => p in body);
+    if (rejected) {
+      sendError(res, 400, `Unrecognized request argument supplied: ${rejected}`);
+      return;
+    }
+    const messages: FakeChatMessage[] = messagesRaw.map((m) => {
+      const msg = (m ?? {}) as { role?: unknown; content?: unknown };
+      return { role: String(msg.role ?? ''), content: flattenContent(msg.content) };
+    });
+    const ctx: FakeChatContext = {
+      index: chatCount++,
+      model: String(body.model),
+      messages,
+      systemText: messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n'),
+      lastUserText: [...messages].reverse().find((m) => m.role === 'user')?.content ?? '',
+      allText: messages.map((m) => m.content).join('\n'),
+      temperature: typeof body.temperature === 'number' ? body.temperature : undefined,
+      request: record,
+    };
+    const spec = await resolveChatSpec(body, ctx);
+    await sleep(settings.latencyMs + (spec.delayMs ?? 0));
+    if (res.destroyed || res.socket === null || res.socket.destroyed) return;
+    if (spec.dropConnection) {
+      res.socket?.destroy();
+      return;
+    }
+    if (spec.status !== undefined && spec.status >= 400) {
+      sendError(res, spec.status, spec.error ?? ERROR_TYPES[spec.status] ?? 'Error', {
+        type: spec.errorType,
+        retryAfter: spec.retryAfter,
+        headers: spec.headers,
+      });
+      return;
+    }
+    if (spec.error !== undefined) {
+      sendError(res, 400, spec.error, { type: spec.errorType, headers: spec.headers });
+      return;
+    }
+    if (spec.rawBody !== undefined) {
+      res.writeHead(spec.status ?? 200, { 'content-type': 'application/json', ...(spec.headers ?? {}) });
+      res.end(spec.rawBody);
+      return;
+    }
+    const content = spec.content ?? '';
+    const reasoning = spec.reasoning ?? null;
+    const promptTokens = spec.usage?.promptTokens ?? estimateTokens(ctx.allText);
+    const completionTokens = spec.usage?.completionTokens ?? estimateTokens(content) + estimateTokens(reasoning ?? '');
+    const finishReason = spec.finishReason ?? 'stop';
+    const field = spec.reasoningField ?? settings.reasoningField;
+    const id = randomId('chatcmpl');
+    const created = Math.floor(Date.now() / 1000);
+    const usage = {
+      prompt_tokens: promptTokens,
+      total_tokens: promptTokens + completionTokens,
+      completion_tokens: completionTokens,
+      prompt_tokens_details: null,
+    };
+    const reasoningProps = (value: string | null): Record<string, string | null> => {
+      if (field === 'reasoning') return { reasoning: value };
+      if (field === 'both') return { reasoning: value, reasoning_content: value };
+      return { reasoning_content: value };
+    };
+
+    if (body.stream === true) {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        ...(spec.headers ?? {}),
+      });
+      const chunk = (choices: unknown[], extra: Record<string, unknown> = {}): void => {
+        res.write(
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: ctx.model, choices, ...extra })}\n\n`,
+        );
+      };
+      const delta = (d: Record<string, unknown>, finish: string | null = null): unknown => ({
+        index: 0,
+        delta: d,
+        logprobs: null,
+        finish_reason: finish,
+        ...(finish ? { stop_reason: null } : {}),
+      });
+      const streamOptions = body['stream_options'] as { include_usage?: boolean } | undefined;
+      const includeUsage = streamOptions?.include_usage === true;
+      const usageNull = includeUsage ? { usage: null } : {};
+      chunk([delta({ role: 'assistant', content: '' })], usageNull);
+      for (const piece of splitPieces(reasoning ?? '')) chunk([delta(reasoningProps(piece))], usageNull);
+      for (const piece of splitPieces(content)) chunk([delta({ content: piece })], usageNull);
+      chunk([delta({}, finishReason)], usageNull);
+      if (includeUsage) chunk([], { usage });
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+
+    sendJson(
+      res,
+      200,
+      {
+        id,
+        object: 'chat.completion',
+        created,
+        model: ctx.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content, ...reasoningProps(reasoning), tool_calls: [] },
+            logprobs: null,
+            finish_reason: finishReason,
+            stop_reason: null,
+          },
+        ],
+        usage,
+        prompt_logprobs: null,
+      },
+      spec.headers,
+    );
+  };
+
+  const handleEmbeddings = async (res: ServerResponse, record: RecordedRequest): Promise<void> => {
+    const body = record.body as Record<string, unknown> | undefined;
+    if (!body || typeof body !== 'object') {
+      sendError(res, 400, 'Invalid JSON body');
+      return;
+    }
+    if (!modelKnown(body['model'])) {
+      sendError(res, 404, `The model \`${String(body['model'])}\` does not exist.`);
+      return;
+    }
+    const input = body['input'];
+    const inputs: string[] =
+      typeof input === 'string'
+        ? [input]
+        : Array.isArray(input) && input.every((x) => typeof x === 'string')
+          ? (input as string[])
+          : [];
+    if (inputs.length === 0) {
+      sendError(res, 400, 'input must be a string or a non-empty list of strings');
+      return;
+    }
+    const ctx: FakeEmbeddingContext = { index: embeddingCount++, model: String(body['model']), request: record };
+    const spec = (embeddingHandler ? await embeddingHandler(inputs, ctx) : undefined) ?? {};
+    await sleep(settings.latencyMs + (spec.delayMs ?? 0));
+    if (res.destroyed || res.socket === null || res.socket.destroyed) return;
+    if (spec.dropConnection) {
+      res.socket?.destroy();
+      return;
+    }
+    if (spec.status !== undefined && spec.status >= 400) {
+      sendError(res, spec.status, spec.error ?? ERROR_TYPES[spec.status] ?? 'Error', { retryAfter: spec.retryAfter });
+      return;
+    }
+    const vectors = spec.vectors ?? inputs.map((text) => fakeEmbedding(text, settings.embeddingDim));
+    const base64 = body['encoding_format'] === 'base64';
+    const promptTokens = inputs.reduce((sum, text) => sum + estimateTokens(text), 0);
+    sendJson(res, 200, {
+      id: randomId('embd'),
+      object: 'list',
+      created: Math.floor(Date.now() / 1000),
+      model: ctx.model,
+      data: vectors.map((vector, index) => ({
+        index,
+        object: 'embedding',
+        embedding: base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector,
+      })),
+      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens, completion_tokens: 0, prompt_tokens_details: null },
+    });
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const rawBody = await readBody(req);
+    let body: unknown;
+    try {
+      body = rawBody.length > 0 ? JSON.parse(rawBody) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const record: RecordedRequest = {
+      index: requests.length,
+      method: req.method ?? 'GET',
+      path,
+      headers,
+      body,
+      rawBody,
+      receivedAt: performance.timeOrigin + performance.now(),
+    };
+    requests.push(record);
+
+    if (path === '/health' && req.method === 'GET') {
+      res.writeHead(200, { 'content-length': '0' });
+      res.end();
+      return;
+    }
+    if (settings.apiKey && headers['authorization'] !== `Bearer ${settings.apiKey}`) {
+      sendJson(res, 401, { error: 'Unauthorized' });
+      return;
+    }
+    const routes: Record<string, { method: string; run: () => Promise<void> | void }> = {
+      '/v1/models': { method: 'GET', run: () => sendJson(res, 200, modelCards()) },
+      '/v1/chat/completions': { method: 'POST', run: () => handleChat(res, record) },
+      '/v1/embeddings': { method: 'POST', run: () => handleEmbeddings(res, record) },
+    };
+    const target = routes[path];
+    if (!target) {
+      sendJson(res, 404, { detail: 'Not Found' });
+      return;
+    }
+    if (req.method !== target.method) {
+      sendJson(res, 405, { detail: 'Method Not Allowed' });
+      return;
+    }
+    if (target.method === 'POST' && body === undefined) {
+      sendError(res, 400, rawBody.length > 0 ? 'Invalid JSON body' : 'Request body is required');
+      return;
+    }
+    await target.run();
+  };
+
+  const server: Server = createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      if (!res.headersSent && !res.destroyed) {
+        sendError(res, 500, `fake server handler failed: ${err instanceof Error ? err.message : String(err)}`);
+      } else {
+        res.destroy();
+      }
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.host ?? '127.0.0.1';
+  const hostForUrl = host.includes(':') ? `[${host}]` : host;
+
+  const fake: FakeLlm = {
+    baseUrl: `http://${hostForUrl}:${port}/v1`,
+    port,
+    requests,
+    script(what) {
+      if (typeof what === 'function') handler = what;
+      else if (Array.isArray(what)) queue.push(...what);
+      else rules.push({ rule: what, used: 0 });
+    },
+    enqueue(...specs) {
+      queue.push(...specs);
+    },
+    addRule(rule) {
+      rules.push({ rule, used: 0 });
+    },
+    setHandler(h) {
+      handler = h;
+    },
+    scriptEmbeddings(h) {
+      embeddingHandler = h;
+    },
+    setModels(models) {
+      settings.models = normaliseModels(models);
+    },
+    configure(next) {
+      if (next.models !== undefined) settings.models = normaliseModels(next.models);
+      if (next.strictModels !== undefined) settings.strictModels = next.strictModels;
+      if (next.apiKey !== undefined) settings.apiKey = next.apiKey;
+      if (next.latencyMs !== undefined) settings.latencyMs = next.latencyMs;
+      if (next.reasoningField !== undefined) settings.reasoningField = next.reasoningField;
+      if (next.rejectParams !== undefined) settings.rejectParams = next.rejectParams;
+      if (next.errorStyle !== undefined) settings.errorStyle = next.errorStyle;
+      if (next.embeddingDim !== undefined) settings.embeddingDim = next.embeddingDim;
+    },
+    chatRequests() {
+      return requests
+        .filter((r) => r.path === '/v1/chat/completions' && r.method === 'POST' && r.body !== undefined)
+        .map((r) => r.body as FakeChatBody);
+    },
+    clearRequests() {
+      requests.length = 0;
+    },
+    reset() {
+      requests.length = 0;
+      queue = [];
+      rules = [];
+      handler = null;
+      embeddingHandler = null;
+      chatCount = 0;
+      embeddingCount = 0;
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      });
+    },
+  };
+  return fake;
+}
+
+// Event-based read: an async iterator would destroy the request stream, and with it our view of the socket.
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Splits text into small pieces as a tokenizer-driven stream would (roughly word-sized). */
+function splitPieces(text: string): string[] {
+  if (text.length === 0) return [];
+  return text.match(/\s*\S+|\s+/g) ?? [text];
+}
