@@ -201,6 +201,8 @@ export interface ProjectKeys {
   adminKeyId: string;
   editor: string;
   viewer: string;
+  /** An EDITOR key that has been revoked. */
+  revoked: string;
 }
 
 export async function createProject(t: TestApp, name: string): Promise<{ id: string; adminKey: string; adminKeyId: string }> {
@@ -223,7 +225,41 @@ export async function createProjectWithKeys(t: TestApp, name: string): Promise<P
   const project = await createProject(t, name);
   const editor = await createApiKey(t, project.id, 'EDITOR', project.adminKey);
   const viewer = await createApiKey(t, project.id, 'VIEWER', project.adminKey);
-  return { id: project.id, name, admin: project.adminKey, adminKeyId: project.adminKeyId, editor: editor.secret, viewer: viewer.secret };
+  const revoked = await createApiKey(t, project.id, 'EDITOR', project.adminKey);
+  ok(await t.gql(REVOKE_API_KEY, { input: { id: revoked.id } }, project.adminKey));
+  return {
+    id: project.id,
+    name,
+    admin: project.adminKey,
+    adminKeyId: project.adminKeyId,
+    editor: editor.secret,
+    viewer: viewer.secret,
+    revoked: revoked.secret,
+  };
+}
+
+/**
+ * The access errors every tenant-scoped mutation shares: no key and a revoked key are
+ * UNAUTHENTICATED; `forbiddenKeys` (roles below the needed one) are FORBIDDEN; in `idField`,
+ * another project's object or an unknown ID is NOT_FOUND and a malformed ID BAD_USER_INPUT.
+ * `input` must be valid for the project of `keys` apart from the key's role.
+ */
+export async function expectAccessErrors(
+  t: TestApp,
+  document: string,
+  input: Record<string, unknown>,
+  options: { keys: ProjectKeys; forbiddenKeys: string[]; idField: string; foreignId: string; unknownType: string },
+): Promise<void> {
+  const { keys, idField } = options;
+  const anonymous = await t.gql(document, { input }, null);
+  expect(anonymous.status).toBe(401);
+  failure(anonymous, 'UNAUTHENTICATED');
+  failure(await t.gql(document, { input }, keys.revoked), 'UNAUTHENTICATED');
+  for (const key of options.forbiddenKeys) failure(await t.gql(document, { input }, key), 'FORBIDDEN');
+  failure(await t.gql(document, { input: { ...input, [idField]: options.foreignId } }, keys.admin), 'NOT_FOUND');
+  failure(await t.gql(document, { input: { ...input, [idField]: unknownId(options.unknownType) } }, keys.admin), 'NOT_FOUND');
+  const malformed = failure(await t.gql(document, { input: { ...input, [idField]: MALFORMED_ID } }, keys.admin), 'BAD_USER_INPUT');
+  expect(malformed.extensions?.field).toBe(idField);
 }
 
 export interface UseCaseFixture {
