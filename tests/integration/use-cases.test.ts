@@ -19,7 +19,7 @@ import {
   UPDATE_USE_CASE,
   type ProjectKeys,
 } from '../support/graphql-fixtures';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { startTestApp, type GraphQLResponse, type TestApp } from '../support/test-app';
 
 const DEFAULT_MISSING_TOKENS = ['not specified', 'missing', 'none', 'n/a', 'unknown', 'not applicable'];
 
@@ -28,7 +28,7 @@ interface Problem {
   reason: string;
 }
 
-function problemsOf(result: Awaited<ReturnType<TestApp['gql']>>): Problem[] {
+function problemsOf(result: GraphQLResponse<any>): Problem[] {
   return failure(result, 'BAD_USER_INPUT').extensions?.problems as Problem[];
 }
 

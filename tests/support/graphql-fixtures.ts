@@ -17,7 +17,7 @@ export function ok<T = Record<string, any>>(result: GraphQLResponse<T>): T {
 }
 
 /** The first error of a failed response, after checking its `extensions.code`. */
-export function failure(result: GraphQLResponse, code: string): ApiError {
+export function failure(result: GraphQLResponse<any>, code: string): ApiError {
   const error = result.errors?.[0];
   if (!error) throw new Error(`expected ${code}, got data ${JSON.stringify(result.data)}`);
   if (error.extensions?.code !== code) {
