@@ -9,7 +9,7 @@
  * are not asked either (also INVALID/MISSING: nothing was decided). If every executed step fails,
  * the first error is thrown.
  */
-import { normaliseValue } from '../../analytics/normalise';
+import { foldText, normaliseValue } from '../../analytics/normalise';
 import type { NormalisedCell } from '../../analytics/types';
 import { planGraph, type GraphStepPlan } from '../prompt-graph-plan';
 import { buildMessages } from '../prompt-builder';
@@ -60,8 +60,8 @@ async function withTimeout<T>(
 function lookupRaw(json: Record<string, unknown> | null, key: string): { has: boolean; value: unknown } {
   if (!json) return { has: false, value: undefined };
   if (Object.prototype.hasOwnProperty.call(json, key)) return { has: true, value: json[key] };
-  const want = key.trim().toLowerCase();
-  const hits = Object.keys(json).filter((k) => k.trim().toLowerCase() === want);
+  const want = foldText(key);
+  const hits = Object.keys(json).filter((k) => foldText(k) === want);
   return hits.length === 1 ? { has: true, value: json[hits[0]!] } : { has: false, value: undefined };
 }
 
