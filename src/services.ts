@@ -6,6 +6,7 @@ import { EndpointService } from './modules/endpoint/endpoint.service';
 import { ProjectService } from './modules/project/project.service';
 import { PromptService } from './modules/prompt/prompt.service';
 import { RunService } from './modules/run/run.service';
+import { ScoringService } from './modules/scoring/scoring.service';
 import { UseCaseService } from './modules/use-case/use-case.service';
 
 export interface Services {
@@ -17,6 +18,7 @@ export interface Services {
   endpoints: EndpointService;
   prompts: PromptService;
   runs: RunService;
+  scoring: ScoringService;
 }
 
 export function createServices(dataSource: DataSource): Services {
@@ -32,5 +34,6 @@ export function createServices(dataSource: DataSource): Services {
     endpoints: new EndpointService(dataSource),
     prompts: new PromptService(dataSource, useCases),
     runs: new RunService(dataSource, datasets),
+    scoring: new ScoringService(dataSource),
   };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { AnalyticsError } from '../analytics/errors';
 
 /** The fixed set of request-level error codes (DESIGN.md "API conventions"). */
 export type ErrorCode =
@@ -79,6 +80,9 @@ export function createErrorFormatter(log: (correlationId: string, error: unknown
     const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
     if (original instanceof DomainException) {
       return { ...formatted, extensions: { ...toGraphQLError(original).extensions, http: undefined } };
+    }
+    if (original instanceof AnalyticsError) {
+      return { ...formatted, message: original.message, extensions: { code: 'BAD_USER_INPUT', reason: original.code } };
     }
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && PASS_THROUGH_CODES.has(code)) {

@@ -6,6 +6,7 @@ import { EndpointResolver, ModelResolver } from '../modules/endpoint/endpoint.re
 import { ProjectResolver } from '../modules/project/project.resolver';
 import { PromptResolver } from '../modules/prompt/prompt.resolver';
 import { PredictionResolver, RunResolver } from '../modules/run/run.resolver';
+import { DatasetStatsResolver, ProjectStatsResolver, RunScoresResolver, UseCaseStatsResolver } from '../modules/scoring/scoring.resolver';
 import { UseCaseResolver } from '../modules/use-case/use-case.resolver';
 
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -20,4 +21,8 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   PromptResolver,
   RunResolver,
   PredictionResolver,
+  RunScoresResolver,
+  UseCaseStatsResolver,
+  ProjectStatsResolver,
+  DatasetStatsResolver,
 ];

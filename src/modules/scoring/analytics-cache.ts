@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+
+/**
+ * Results of statistics keyed by (project revision, what was asked). Any write to a project's
+ * annotations, predictions, variables, runs, reports or models moves its revision on (database
+ * triggers), so an entry can never outlive its inputs, in any process. Concurrent requests for
+ * the same cold entry share one computation.
+ */
+export class AnalyticsCache {
+  private readonly entries = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly capacity = 256,
+  ) {}
+
+  async revision(projectId: string): Promise<string> {
+    const rows = (await this.dataSource.query('SELECT revision FROM project_revisions WHERE project_id = $1', [projectId])) as { revision: string }[];
+    return rows[0]?.revision ?? '0';
+  }
+
+  async getOrCompute<T>(projectId: string, kind: string, args: unknown, compute: () => Promise<T>): Promise<T> {
+    const key = `${projectId}:${await this.revision(projectId)}:${kind}:${createHash('sha256').update(JSON.stringify(args)).digest('hex')}`;
+    const hit = this.entries.get(key);
+    if (hit) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit as Promise<T>;
+    }
+    const pending = compute();
+    this.entries.set(key, pending);
+    pending.catch(() => this.entries.delete(key));
+    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
+    return pending;
+  }
+}

@@ -1,0 +1,76 @@
+import type { DataSource } from 'typeorm';
+import type { RecordCell } from '../../analytics/normalise';
+import type { NormalisedCell, VariableSpec } from '../../analytics/types';
+import { Annotator } from '../annotation/annotator.entity';
+import { Dataset } from '../dataset/dataset.entity';
+import { UseCase } from '../use-case/use-case.entity';
+import { toSpec } from '../use-case/variable-spec';
+import { Variable } from '../use-case/variable.entity';
+import type { StoredCell } from '../run/prediction.entity';
+
+export type RecordRow = Readonly<Record<string, RecordCell>> | undefined;
+
+/** A dataset as the statistics see it: reports in import order and the use case's variables. */
+export interface DatasetFrame {
+  dataset: Dataset;
+  useCase: UseCase;
+  variables: Variable[];
+  specs: VariableSpec[];
+  reportIds: string[];
+  index: Map<string, number>;
+  annotators: Annotator[];
+}
+
+export async function loadFrame(dataSource: DataSource, datasetId: string): Promise<DatasetFrame> {
+  const dataset = await dataSource.getRepository(Dataset).findOneByOrFail({ id: datasetId });
+  const useCase = await dataSource.getRepository(UseCase).findOneByOrFail({ id: dataset.useCaseId });
+  const variables = await dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
+  const reports = (await dataSource.query('SELECT id FROM reports WHERE dataset_id = $1 ORDER BY ordinal', [datasetId])) as { id: string }[];
+  const annotators = await dataSource.getRepository(Annotator).find({ where: { datasetId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  return {
+    dataset,
+    useCase,
+    variables,
+    specs: variables.map((v) => toSpec(v, useCase)),
+    reportIds: reports.map((r) => r.id),
+    index: new Map(reports.map((r, i) => [r.id, i])),
+    annotators,
+  };
+}
+
+/** One annotator's values as reference records in report order (undefined: not annotated). */
+export async function loadAnnotatorRecords(dataSource: DataSource, frame: DatasetFrame, annotatorId: string): Promise<RecordRow[]> {
+  const keyOf = new Map(frame.variables.map((v) => [v.id, v.key]));
+  const rows = (await dataSource.query('SELECT report_id, variable_id, value, status FROM annotations WHERE annotator_id = $1', [annotatorId])) as {
+    report_id: string;
+    variable_id: string;
+    value: unknown;
+    status: 'VALUE' | 'MISSING' | 'INVALID';
+  }[];
+  const records: (Record<string, RecordCell> | undefined)[] = new Array(frame.reportIds.length).fill(undefined);
+  for (const row of rows) {
+    const i = frame.index.get(row.report_id);
+    const key = keyOf.get(row.variable_id);
+    if (i === undefined || key === undefined || row.status === 'INVALID') continue;
+    const record = (records[i] ??= {});
+    record[key] = row.status === 'VALUE' ? ({ status: 'VALUE', value: row.value } as NormalisedCell) : { status: 'MISSING' };
+  }
+  return records;
+}
+
+/** Each run's prediction cells in report order; a report without prediction is undefined (scored INVALID/MISSING). */
+export async function loadRunRecords(dataSource: DataSource, frame: DatasetFrame, runIds: string[]): Promise<Map<string, RecordRow[]>> {
+  const out = new Map<string, RecordRow[]>(runIds.map((id) => [id, new Array(frame.reportIds.length).fill(undefined)]));
+  if (runIds.length === 0) return out;
+  const rows = (await dataSource.query(
+    `SELECT run_id, report_id, cells FROM predictions WHERE run_id = ANY($1) AND status = 'SUCCEEDED'`,
+    [runIds],
+  )) as { run_id: string; report_id: string; cells: Record<string, StoredCell> }[];
+  for (const row of rows) {
+    const i = frame.index.get(row.report_id);
+    const records = out.get(row.run_id);
+    if (i === undefined || !records) continue;
+    records[i] = row.cells;
+  }
+  return out;
+}
