@@ -317,9 +317,6 @@ function normaliseModels(models: Array<string | FakeModel>): FakeModel[] {
   return models.map((m) => (typeof m === 'string' ? { id: m } : m));
 }
 
-function sleep(ms: number): Promise<void> {
-  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
-}
 
 function randomId(prefix: string): string {
   return `${prefix}-${randomBytes(16).toString('hex')}`;
@@ -345,6 +342,18 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   let chatCount = 0;
   let embeddingCount = 0;
   const sockets = new Set<Socket>();
+  // Pending delays end early on close(), so a slow scripted answer never outlives the server.
+  const pendingSleeps = new Map<NodeJS.Timeout, () => void>();
+  const sleep = (ms: number): Promise<void> =>
+    ms > 0
+      ? new Promise((resolve) => {
+          const timer = setTimeout(() => {
+            pendingSleeps.delete(timer);
+            resolve();
+          }, ms);
+          pendingSleeps.set(timer, resolve);
+        })
+      : Promise.resolve();
   const createdAt = Math.floor(Date.now() / 1000);
 
   const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
@@ -760,6 +769,11 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     close() {
       return new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
+        for (const [timer, wake] of pendingSleeps) {
+          clearTimeout(timer);
+          wake();
+        }
+        pendingSleeps.clear();
         server.close(() => resolve());
       });
     },

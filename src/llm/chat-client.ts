@@ -1,0 +1,132 @@
+/**
+ * Chat completions against an OpenAI-compatible endpoint, with our own retry policy, an explicit
+ * timeout per attempt, and the per-server spelling of non-standard parameters.
+ */
+import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { LlmError } from './llm-error';
+import { createOpenAi, toLlmError, toSdkTimeout } from './openai-transport';
+import { DEFAULT_RETRY_POLICY, withRetry } from './retry';
+import type { ChatCompletion, ChatFn, ChatRequest, EndpointKind, RetryEvent, RetryPolicy } from './types';
+
+export interface ChatClientOptions {
+  baseUrl: string;
+  apiKey?: string | null;
+  kind: EndpointKind;
+  /** per attempt */
+  timeoutMs: number;
+  retry?: RetryPolicy;
+  onRetry?: (event: RetryEvent) => void;
+}
+
+/**
+ * How each server spells what the OpenAI API lacks. OpenAI rejects unknown parameters with 400,
+ * so nothing extra is sent there; llama.cpp calls the repetition penalty `repeat_penalty`;
+ * Ollama's OpenAI layer takes `think` for the thinking switch.
+ */
+const EXTRA_PARAM_NAMES: Record<
+  EndpointKind,
+  { topK: string | null; repetitionPenalty: string | null; thinking: 'chat_template_kwargs' | 'think' | null }
+> = {
+  VLLM: { topK: 'top_k', repetitionPenalty: 'repetition_penalty', thinking: 'chat_template_kwargs' },
+  SGLANG: { topK: 'top_k', repetitionPenalty: 'repetition_penalty', thinking: 'chat_template_kwargs' },
+  OTHER: { topK: 'top_k', repetitionPenalty: 'repetition_penalty', thinking: 'chat_template_kwargs' },
+  LLAMA_CPP: { topK: 'top_k', repetitionPenalty: 'repeat_penalty', thinking: 'chat_template_kwargs' },
+  OLLAMA: { topK: 'top_k', repetitionPenalty: 'repetition_penalty', thinking: 'think' },
+  OPENAI: { topK: null, repetitionPenalty: null, thinking: null },
+};
+
+/** The JSON body sent for a request on a server of `kind` (exported for tests and debugging). */
+export function buildChatBody(request: ChatRequest, kind: EndpointKind): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model: request.model,
+    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    stream: false,
+  };
+  const set = (key: string | null, value: unknown): void => {
+    if (key !== null && value !== undefined) body[key] = value;
+  };
+  set('temperature', request.temperature);
+  set('top_p', request.topP);
+  set('max_tokens', request.maxTokens);
+  set('seed', request.seed);
+  set('frequency_penalty', request.frequencyPenalty);
+  set('presence_penalty', request.presencePenalty);
+  const names = EXTRA_PARAM_NAMES[kind];
+  set(names.topK, request.topK);
+  set(names.repetitionPenalty, request.repetitionPenalty);
+  if (request.thinking !== undefined && names.thinking === 'chat_template_kwargs') {
+    body['chat_template_kwargs'] = { enable_thinking: request.thinking };
+  } else if (request.thinking !== undefined && names.thinking === 'think') {
+    body['think'] = request.thinking;
+  }
+  if (request.responseFormat) body['response_format'] = request.responseFormat;
+  return body;
+}
+
+interface RawMessage {
+  content?: unknown;
+  reasoning_content?: unknown;
+  reasoning?: unknown;
+}
+
+function nonEmptyString(value: unknown): string | null {
+  return typeof value === 'string' && value.length > 0 ? value : null;
+}
+
+function tokenCount(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+export function createChatClient(options: ChatClientOptions): ChatFn {
+  const timeoutMs = toSdkTimeout(options.timeoutMs);
+  const client = createOpenAi(options.baseUrl, options.apiKey, timeoutMs);
+  const policy = options.retry ?? DEFAULT_RETRY_POLICY;
+  const onRetry = options.onRetry;
+
+  return async (request: ChatRequest): Promise<ChatCompletion> => {
+    const body = buildChatBody(request, options.kind) as unknown as ChatCompletionCreateParamsNonStreaming;
+    const { signal } = request;
+    const { value, attempts } = await withRetry(
+      async () => {
+        const started = performance.now();
+        let completion: unknown;
+        try {
+          completion = await client.chat.completions.create(body, {
+            timeout: timeoutMs,
+            maxRetries: 0,
+            ...(signal ? { signal } : {}),
+          });
+        } catch (err) {
+          throw toLlmError(err, signal, timeoutMs);
+        }
+        const latencyMs = performance.now() - started;
+        return parseCompletion(completion, latencyMs);
+      },
+      { policy, signal, onRetry },
+    );
+    return { ...value, attempts };
+  };
+}
+
+function parseCompletion(completion: unknown, latencyMs: number): Omit<ChatCompletion, 'attempts'> {
+  const root = (completion ?? {}) as { choices?: unknown; usage?: unknown };
+  const choices = Array.isArray(root.choices) ? root.choices : [];
+  const choice = choices[0] as { message?: RawMessage; finish_reason?: unknown } | undefined;
+  if (!choice || typeof choice.message !== 'object' || choice.message === null) {
+    throw new LlmError('BAD_RESPONSE', 'response has no choices[0].message', { attempts: 1 });
+  }
+  const message = choice.message;
+  if (message.content !== null && message.content !== undefined && typeof message.content !== 'string') {
+    throw new LlmError('BAD_RESPONSE', 'choices[0].message.content is not a string', { attempts: 1 });
+  }
+  const usage = (root.usage ?? {}) as { prompt_tokens?: unknown; completion_tokens?: unknown };
+  return {
+    // null content happens when the whole budget went to reasoning; callers treat it as empty output.
+    content: typeof message.content === 'string' ? message.content : '',
+    reasoning: nonEmptyString(message.reasoning_content) ?? nonEmptyString(message.reasoning),
+    finishReason: typeof choice.finish_reason === 'string' ? choice.finish_reason : null,
+    promptTokens: tokenCount(usage.prompt_tokens),
+    completionTokens: tokenCount(usage.completion_tokens),
+    latencyMs,
+  };
+}
