@@ -1,0 +1,146 @@
+/**
+ * Paper-scale leaderboard through GraphQL: 90 imported runs × 1,252 reports × 16 variables
+ * (12 categorical with 2–9 classes, 4 numeric), B = 1000. Times the `leaderboard` query cold
+ * (first request after the data changed) and cached, on a real server over HTTP with a fresh
+ * embedded PostgreSQL. Data are synthetic and deterministic.
+ *
+ *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3]
+ */
+import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp } from '../../src/app';
+import { openDatabase } from '../../src/db/data-source';
+import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
+import { createLogger } from '../../src/logger';
+
+const REPORTS = 1252;
+const RUNS = 90;
+const CATEGORICAL = 12;
+const NUMERIC = 4;
+
+function lcg(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+function argument(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+async function main(): Promise<void> {
+  const repeats = argument('repeats', 3);
+  const random = lcg(20261129);
+  const variables: { key: string; type: string; options?: string[] }[] = [
+    ...Array.from({ length: CATEGORICAL }, (_, v) => ({
+      key: `cat_${v}`,
+      type: 'CATEGORICAL',
+      options: Array.from({ length: 2 + (v % 8) }, (_, c) => `class ${c}`),
+    })),
+    ...Array.from({ length: NUMERIC }, (_, v) => ({ key: `num_${v}`, type: 'NUMERIC' })),
+  ];
+  const truth = Array.from({ length: REPORTS }, () =>
+    Object.fromEntries(
+      variables.map((v) => [v.key, v.options ? v.options[Math.floor(random() * v.options.length)]! : Math.floor(random() * 10)]),
+    ),
+  );
+
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'reportql-bench-'));
+  const database = await startEmbeddedPostgres({ dir, database: 'bench' });
+  const dataSource = await openDatabase({ url: database.url });
+  const app = await createApp(dataSource, createLogger('warn'));
+  const port = await app.listen(0, '127.0.0.1');
+  const key = `rql_bench_${Date.now()}_admin_key_xxxxxxxx`;
+  await app.services.apiKeys.ensureServerAdmin(key);
+  const gql = async (query: string, variables: Record<string, unknown>) => {
+    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as { data?: any; errors?: unknown[] };
+    if (body.errors) throw new Error(JSON.stringify(body.errors));
+    return body.data;
+  };
+
+  try {
+    const project = (await gql('mutation { createProject(input: { name: "bench" }) { project { id } } }', {})).createProject.project.id;
+    const useCase = (
+      await gql('mutation($i: CreateUseCaseInput!) { createUseCase(input: $i) { useCase { id } } }', {
+        i: { projectId: project, name: 'paper grid', variables },
+      })
+    ).createUseCase.useCase.id;
+    const dataset = (await gql('mutation($u: ID!) { createDataset(input: { useCaseId: $u, name: "grid" }) { dataset { id } } }', { u: useCase }))
+      .createDataset.dataset.id;
+    await gql('mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted } }', {
+      i: { datasetId: dataset, format: 'JSONL', content: truth.map((_, i) => JSON.stringify({ id: `R${i}`, text: `report ${i}` })).join('\n') },
+    });
+    await gql('mutation($i: ImportAnnotationsInput!) { importAnnotations(input: $i) { values } }', {
+      i: {
+        datasetId: dataset,
+        annotatorName: 'reference',
+        isReference: true,
+        format: 'JSONL',
+        content: truth.map((row, i) => JSON.stringify({ id: `R${i}`, ...row })).join('\n'),
+      },
+    });
+    const importStarted = process.hrtime.bigint();
+    for (let r = 0; r < RUNS; r++) {
+      const skill = 0.45 + 0.5 * random();
+      const lines = truth.map((row, i) => {
+        const answer: Record<string, unknown> = {};
+        for (const v of variables) {
+          const u = random();
+          if (u < 0.02) continue;
+          if (u < skill) answer[v.key] = row[v.key];
+          else answer[v.key] = v.options ? v.options[Math.floor(random() * v.options.length)] : Math.floor(random() * 10);
+        }
+        return JSON.stringify({ id: `R${i}`, extracted_data: answer });
+      });
+      await gql('mutation($i: ImportPredictionsInput!) { importPredictions(input: $i) { imported } }', {
+        i: {
+          datasetId: dataset,
+          modelName: `synthetic-model-${Math.floor(r / 6)}`,
+          strategy: ['ZERO_SHOT', 'ONE_SHOT', 'FEW_SHOT', 'CHAIN_OF_THOUGHT', 'SELF_CONSISTENCY', 'PROMPT_GRAPH'][r % 6],
+          format: 'JSONL',
+          layout: 'JSON_COLUMN',
+          content: lines.join('\n'),
+        },
+      });
+    }
+    process.stdout.write(`imported ${RUNS} runs × ${REPORTS} reports in ${(Number(process.hrtime.bigint() - importStarted) / 1e9).toFixed(1)} s\n`);
+
+    const query = `query($u: ID!, $d: ID!, $seed: Int!) { node(id: $u) { ... on UseCase { leaderboard(datasetId: $d, options: { resamples: 1000, seed: $seed }) {
+      exact score lowerBound entries { rank rankCiLow rankCiHigh run { name } macroAverage { value ciLow ciHigh } } } } } }`;
+    const cold: number[] = [];
+    const cached: number[] = [];
+    for (let i = 0; i < repeats; i++) {
+      // A new seed is a new computation: nothing of it is cached.
+      let started = process.hrtime.bigint();
+      const result = await gql(query, { u: useCase, d: dataset, seed: 1000 + i });
+      cold.push(Number(process.hrtime.bigint() - started) / 1e6);
+      if (result.node.leaderboard.entries.length !== RUNS) throw new Error('leaderboard incomplete');
+      started = process.hrtime.bigint();
+      await gql(query, { u: useCase, d: dataset, seed: 1000 + i });
+      cached.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    process.stdout.write(`leaderboard cold: median ${median(cold).toFixed(0)} ms (runs ${cold.map((x) => x.toFixed(0)).join(', ')})\n`);
+    process.stdout.write(`leaderboard cached: median ${median(cached).toFixed(1)} ms (runs ${cached.map((x) => x.toFixed(1)).join(', ')})\n`);
+  } finally {
+    await app.close();
+    await dataSource.destroy();
+    await database.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+void main().catch((error: unknown) => {
+  process.stderr.write(`${String(error)}\n`);
+  process.exit(1);
+});
