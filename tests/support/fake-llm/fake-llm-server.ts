@@ -66,8 +66,8 @@
  * hashing of lower-cased words and character trigrams, so texts sharing words are close (useful
  * for medoid tests) and identical texts are identical. `encoding_format: 'base64'` (the openai
  * SDK's default) returns little-endian float32 in base64, as vLLM does. `fake.scriptEmbeddings(fn)`
- * can override: `(inputs: string[], ctx) => { vectors?, status?, error?, retryAfter?, delayMs?,
- * dropConnection? } | undefined`.
+ * can override: `(inputs: string[], ctx) => { vectors?, rawBody?, status?, error?, retryAfter?,
+ * delayMs?, dropConnection? } | undefined` (`ctx.index` counts embedding requests from 0).
  *
  * ## Inspecting what was sent
  * `fake.requests` lists every request in arrival order: `{ index, method, path, headers (lower-case
@@ -162,6 +162,8 @@ export interface FakeRule {
 
 export interface FakeEmbeddingSpec {
   vectors?: number[][];
+  /** exact 200 body text (e.g. data out of index order, malformed JSON) */
+  rawBody?: string;
   status?: number;
   error?: string;
   retryAfter?: number | string;
@@ -618,6 +620,11 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     }
     if (spec.status !== undefined && spec.status >= 400) {
       sendError(res, spec.status, spec.error ?? ERROR_TYPES[spec.status] ?? 'Error', { retryAfter: spec.retryAfter });
+      return;
+    }
+    if (spec.rawBody !== undefined) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(spec.rawBody);
       return;
     }
     const vectors = spec.vectors ?? inputs.map((text) => fakeEmbedding(text, settings.embeddingDim));
