@@ -5,7 +5,7 @@
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { LlmError } from './llm-error';
 import { createOpenAi, toLlmError, toSdkTimeout } from './openai-transport';
-import { DEFAULT_RETRY_POLICY, withRetry } from './retry';
+import { CallerAbort, DEFAULT_RETRY_POLICY, withRetry } from './retry';
 import type { ChatCompletion, ChatFn, ChatRequest, EndpointKind, RetryEvent, RetryPolicy } from './types';
 
 export interface ChatClientOptions {
@@ -16,6 +16,12 @@ export interface ChatClientOptions {
   timeoutMs: number;
   retry?: RetryPolicy;
   onRetry?: (event: RetryEvent) => void;
+  /**
+   * Receive the answer as server-sent events and assemble it. Same result as non-streaming; useful
+   * behind proxies that cut idle connections during long generations. `timeoutMs` then bounds
+   * the whole stream, not only the wait for headers.
+   */
+  stream?: boolean;
 }
 
 /**
@@ -86,6 +92,14 @@ export function createChatClient(options: ChatClientOptions): ChatFn {
   return async (request: ChatRequest): Promise<ChatCompletion> => {
     const body = buildChatBody(request, options.kind) as unknown as ChatCompletionCreateParamsNonStreaming;
     const { signal } = request;
+    if (options.stream) {
+      const { value, attempts } = await withRetry(() => streamAttempt(client, body, timeoutMs, signal), {
+        policy,
+        signal,
+        onRetry,
+      });
+      return { ...value, attempts };
+    }
     const { value, attempts } = await withRetry(
       async () => {
         const started = performance.now();
@@ -129,4 +143,72 @@ function parseCompletion(completion: unknown, latencyMs: number): Omit<ChatCompl
     completionTokens: tokenCount(usage.completion_tokens),
     latencyMs,
   };
+}
+
+interface RawChunk {
+  choices?: Array<{ delta?: RawMessage; finish_reason?: unknown }>;
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
+}
+
+async function streamAttempt(
+  client: ReturnType<typeof createOpenAi>,
+  body: ChatCompletionCreateParamsNonStreaming,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<Omit<ChatCompletion, 'attempts'>> {
+  const started = performance.now();
+  // The SDK's timeout stops once headers arrive; this one covers the body as well.
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const forwardAbort = (): void => controller.abort();
+  signal?.addEventListener('abort', forwardAbort, { once: true });
+  const timeoutError = (): LlmError => new LlmError('TIMEOUT', `stream not finished within ${timeoutMs} ms`, { attempts: 1 });
+  try {
+    const stream = await client.chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
+      { timeout: timeoutMs, maxRetries: 0, signal: controller.signal },
+    );
+    let content = '';
+    let reasoning = '';
+    let finishReason: string | null = null;
+    let promptTokens: number | null = null;
+    let completionTokens: number | null = null;
+    for await (const raw of stream as AsyncIterable<unknown>) {
+      const chunk = raw as RawChunk;
+      const choice = chunk.choices?.[0];
+      const delta = choice?.delta;
+      if (typeof delta?.content === 'string') content += delta.content;
+      const piece = nonEmptyString(delta?.reasoning_content) ?? nonEmptyString(delta?.reasoning);
+      if (piece !== null) reasoning += piece;
+      if (typeof choice?.finish_reason === 'string') finishReason = choice.finish_reason;
+      if (chunk.usage) {
+        promptTokens = tokenCount(chunk.usage.prompt_tokens);
+        completionTokens = tokenCount(chunk.usage.completion_tokens);
+      }
+    }
+    // The SDK ends iteration quietly on abort, so a short stream must be checked for the reason.
+    if (signal?.aborted) throw new CallerAbort(signal.reason);
+    if (timedOut) throw timeoutError();
+    if (finishReason === null) {
+      throw new LlmError('CONNECTION', 'stream ended before a finish_reason', { attempts: 1 });
+    }
+    return {
+      content,
+      reasoning: reasoning.length > 0 ? reasoning : null,
+      finishReason,
+      promptTokens,
+      completionTokens,
+      latencyMs: performance.now() - started,
+    };
+  } catch (err) {
+    if (timedOut && !signal?.aborted) throw timeoutError();
+    throw toLlmError(err, signal, timeoutMs);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', forwardAbort);
+  }
 }

@@ -44,12 +44,14 @@
  * A response spec (`FakeResponseSpec`):
  * `{ content?, reasoning?, finishReason?, usage?: {promptTokens?, completionTokens?},
  *    status?, error?, errorType?, retryAfter?, headers?, delayMs?, dropConnection?, rawBody?,
- *    reasoningField? }`
+ *    reasoningField?, chunkDelayMs?, dropAfterChunks? }`
  * - `status` ≥ 400 (or `error` alone, meaning 400) sends an error body in the configured style;
  *   `retryAfter` (seconds or an HTTP date string) sets the `Retry-After` header (429/503).
  * - `dropConnection: true` destroys the socket without answering (a connection error).
  * - `delayMs` waits before answering (use a value above the client timeout to force a timeout).
  * - `rawBody` sends that exact text as the 200 body (malformed responses).
+ * - Streaming only: `chunkDelayMs` waits between SSE events; `dropAfterChunks: n` destroys the
+ *   socket after n events (a connection lost mid-answer).
  * - Usage defaults to an estimate (characters / 4) of prompt and content + reasoning.
  *
  * The context `ctx` (`FakeChatContext`) gives `index` (0-based among chat requests this server has
@@ -113,6 +115,10 @@ export interface FakeResponseSpec {
   dropConnection?: boolean;
   rawBody?: string;
   reasoningField?: ReasoningField;
+  /** streaming only: wait between SSE chunks */
+  chunkDelayMs?: number;
+  /** streaming only: destroy the socket after this many chunks (a connection lost mid-answer) */
+  dropAfterChunks?: number;
 }
 
 export interface RecordedRequest {
@@ -541,8 +547,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
         connection: 'keep-alive',
         ...(spec.headers ?? {}),
       });
+      const pending: string[] = [];
       const chunk = (choices: unknown[], extra: Record<string, unknown> = {}): void => {
-        res.write(
+        pending.push(
           `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: ctx.model, choices, ...extra })}\n\n`,
         );
       };
@@ -561,7 +568,17 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       for (const piece of splitPieces(content)) chunk([delta({ content: piece })], usageNull);
       chunk([delta({}, finishReason)], usageNull);
       if (includeUsage) chunk([], { usage });
-      res.end('data: [DONE]\n\n');
+      pending.push('data: [DONE]\n\n');
+      for (const [i, event] of pending.entries()) {
+        if (spec.dropAfterChunks !== undefined && i >= spec.dropAfterChunks) {
+          res.socket?.destroy();
+          return;
+        }
+        if (i > 0) await sleep(spec.chunkDelayMs ?? 0);
+        if (res.destroyed || res.socket === null || res.socket.destroyed) return;
+        res.write(event);
+      }
+      res.end();
       return;
     }
 

@@ -295,3 +295,70 @@ describe('buildChatBody', () => {
     });
   });
 });
+
+describe('createChatClient with stream: true', () => {
+  let fake: FakeLlm;
+  const client = (extra: Partial<ChatClientOptions> = {}) =>
+    createChatClient({ baseUrl: fake.baseUrl, kind: 'VLLM', timeoutMs: 5000, retry: FAST_RETRY, stream: true, ...extra });
+
+  beforeAll(async () => {
+    fake = await startFakeLlm({ models: [MODEL] });
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+  beforeEach(() => {
+    fake.reset();
+    fake.configure({ reasoningField: 'reasoning_content' });
+  });
+
+  it('assembles content, reasoning, finish reason and usage from SSE chunks', async () => {
+    fake.enqueue({
+      content: '{"stage": "II", "site": "back"}',
+      reasoning: 'Breslow 1.2 mm means pT2',
+      finishReason: 'length',
+      usage: { promptTokens: 50, completionTokens: 12 },
+    });
+    const out = await client()(request({ temperature: 0.2, topK: 4 }));
+    expect(out).toMatchObject({
+      content: '{"stage": "II", "site": "back"}',
+      reasoning: 'Breslow 1.2 mm means pT2',
+      finishReason: 'length',
+      promptTokens: 50,
+      completionTokens: 12,
+      attempts: 1,
+    });
+    expect(fake.chatRequests()[0]).toMatchObject({ stream: true, stream_options: { include_usage: true }, temperature: 0.2, top_k: 4 });
+  });
+
+  it('reads streamed `reasoning` deltas', async () => {
+    fake.configure({ reasoningField: 'reasoning' });
+    fake.enqueue({ content: 'x', reasoning: 'r1 r2' });
+    expect((await client()(request())).reasoning).toBe('r1 r2');
+  });
+
+  it('retries a 503 before the stream starts', async () => {
+    fake.enqueue({ status: 503 }, { content: 'ok' });
+    expect(await client()(request())).toMatchObject({ content: 'ok', attempts: 2 });
+  });
+
+  it('retries a stream cut mid-answer', async () => {
+    fake.enqueue({ content: 'one two three four', dropAfterChunks: 2 }, { content: 'whole' });
+    expect(await client()(request())).toMatchObject({ content: 'whole', attempts: 2 });
+  });
+
+  it('times out a stream that trickles past the deadline, headers notwithstanding', async () => {
+    fake.setHandler(() => ({ content: 'a b c d e f g h i j', chunkDelayMs: 60 }));
+    const err = await rejection(client({ timeoutMs: 150, retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } })(request()));
+    expect(err).toMatchObject({ code: 'TIMEOUT', attempts: 1 });
+  });
+
+  it("rethrows the caller's abort mid-stream", async () => {
+    fake.setHandler(() => ({ content: 'a b c d e f g h i j', chunkDelayMs: 40 }));
+    const controller = new AbortController();
+    const pending = client()(request({ signal: controller.signal }));
+    setTimeout(() => controller.abort(), 80);
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    expect(fake.chatRequests()).toHaveLength(1);
+  });
+});
