@@ -14,7 +14,7 @@ import { createErrorFormatter, DomainException } from './graphql/errors';
 import { graphiqlPage } from './graphql/graphiql';
 import { buildReportQlSchema } from './graphql/schema';
 import type { Logger } from './logger';
-import { createServices, type Services } from './services';
+import { createServices, type ServiceOptions, type Services } from './services';
 
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 
@@ -35,9 +35,9 @@ function unauthenticated(error: unknown): GraphQLError {
  * The HTTP server: POST /graphql (Apollo), GET /graphql (GraphiQL for browsers), graphql-ws on
  * the same path, GET /healthz without a key.
  */
-export async function createApp(dataSource: DataSource, logger: Logger): Promise<App> {
+export async function createApp(dataSource: DataSource, logger: Logger, options: ServiceOptions): Promise<App> {
   const schema = await buildReportQlSchema();
-  const services = createServices(dataSource);
+  const services = createServices(dataSource, options);
   const app = express();
   const server = createServer(app);
 

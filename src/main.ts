@@ -29,9 +29,7 @@ async function main(): Promise<void> {
     databaseUrl = embedded.url;
   }
   const dataSource = await openDatabase({ url: databaseUrl });
-  resolveSecretKey(config, logger);
-
-  const app = await createApp(dataSource, logger);
+  const app = await createApp(dataSource, logger, { secretKey: resolveSecretKey(config, logger) });
   const generatedAdminKey = await app.services.apiKeys.ensureServerAdmin(config.adminApiKey);
   if (config.seedDemo) {
     const project = await seedDemo(dataSource, app.services, logger);

@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'reportql-bench-'));
   const database = await startEmbeddedPostgres({ dir, database: 'bench' });
   const dataSource = await openDatabase({ url: database.url });
-  const app = await createApp(dataSource, createLogger('warn'));
+  const app = await createApp(dataSource, createLogger('warn'), { secretKey: 'bench-secret-key-of-reportql' });
   const port = await app.listen(0, '127.0.0.1');
   const key = `rql_bench_${Date.now()}_admin_key_xxxxxxxx`;
   await app.services.apiKeys.ensureServerAdmin(key);

@@ -3,6 +3,7 @@ import { AnnotationResolver } from '../modules/annotation/annotation.resolver';
 import { ApiKeyResolver } from '../modules/api-key/api-key.resolver';
 import { DatasetResolver, ReportResolver } from '../modules/dataset/dataset.resolver';
 import { EndpointResolver, ModelResolver } from '../modules/endpoint/endpoint.resolver';
+import { ExtractionResolver } from '../modules/extraction/extraction.resolver';
 import { ProjectResolver } from '../modules/project/project.resolver';
 import { PromptResolver } from '../modules/prompt/prompt.resolver';
 import { PredictionResolver, RunResolver } from '../modules/run/run.resolver';
@@ -25,4 +26,5 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   UseCaseStatsResolver,
   ProjectStatsResolver,
   DatasetStatsResolver,
+  ExtractionResolver,
 ];

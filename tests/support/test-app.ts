@@ -40,7 +40,7 @@ export async function startTestApp(): Promise<TestApp> {
   const queries: string[] = [];
   const dataSource = await openDatabase({ url: withDatabase(serverUrl, database), onQuery: (sql) => queries.push(sql) });
   const logger = createLogger('silent');
-  const app = await createApp(dataSource, logger);
+  const app = await createApp(dataSource, logger, { secretKey: 'test-secret-key-of-reportql' });
   const port = await app.listen(0, '127.0.0.1');
   const adminKey = `rql_test_admin_${randomBytes(16).toString('hex')}`;
   await app.services.apiKeys.ensureServerAdmin(adminKey);

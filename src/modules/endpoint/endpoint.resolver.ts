@@ -1,11 +1,30 @@
-import { Ctx, FieldResolver, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-graphql';
 import type { GraphQLContext } from '../../graphql/context';
+import { decodeId } from '../../graphql/node';
 import { endpointById, modelsByEndpoint } from '../../graphql/node-loaders';
 import { Endpoint } from './endpoint.entity';
+import {
+  RefreshEndpointInput,
+  RefreshEndpointPayload,
+  RegisterEndpointInput,
+  RegisterEndpointPayload,
+  UpdateModelInput,
+  UpdateModelPayload,
+} from './endpoint.input';
 import { Model } from './model.entity';
 
 @Resolver(() => Endpoint)
 export class EndpointResolver {
+  @Mutation(() => RegisterEndpointPayload, { description: 'Registers an OpenAI-compatible server and probes its models and capabilities.' })
+  registerEndpoint(@Arg('input') input: RegisterEndpointInput, @Ctx() ctx: GraphQLContext): Promise<RegisterEndpointPayload> {
+    return ctx.services.endpoints.register(ctx.principal, decodeId(input.projectId, 'Project', 'projectId'), input);
+  }
+
+  @Mutation(() => RefreshEndpointPayload, { description: 'Probes the endpoint again: health, served models, capabilities.' })
+  refreshEndpoint(@Arg('input') input: RefreshEndpointInput, @Ctx() ctx: GraphQLContext): Promise<RefreshEndpointPayload> {
+    return ctx.services.endpoints.refresh(ctx.principal, decodeId(input.id, 'Endpoint', 'id'), input);
+  }
+
   @FieldResolver(() => [Model], { description: 'Models the endpoint served at the last probe (and earlier ones, marked unavailable).' })
   models(@Root() endpoint: Endpoint, @Ctx() ctx: GraphQLContext): Promise<Model[]> {
     return ctx.loaders.get(modelsByEndpoint).load(endpoint.id);
@@ -14,6 +33,11 @@ export class EndpointResolver {
 
 @Resolver(() => Model)
 export class ModelResolver {
+  @Mutation(() => UpdateModelPayload, { description: 'Model metadata used by group summaries and run defaults.' })
+  async updateModel(@Arg('input') input: UpdateModelInput, @Ctx() ctx: GraphQLContext): Promise<UpdateModelPayload> {
+    return { model: await ctx.services.endpoints.updateModel(ctx.principal, decodeId(input.id, 'Model', 'id'), input) };
+  }
+
   @FieldResolver(() => Endpoint, { nullable: true })
   endpoint(@Root() model: Model, @Ctx() ctx: GraphQLContext): Promise<Endpoint | null> | null {
     return model.endpointId ? ctx.loaders.get(endpointById).load(model.endpointId) : null;

@@ -8,6 +8,7 @@ export class VariableInput {
   @Field() key!: string;
   @Field(() => VariableType) type!: VariableType;
   @Field(() => String, { nullable: true }) description?: string | null;
+  @Field(() => String, { nullable: true, description: 'How to fill the field in (framework: constraints).' }) instructions?: string | null;
   @Field(() => [String], { nullable: true }) options?: string[] | null;
   @Field(() => JSONScalar, { nullable: true, description: 'Alias → option.' }) aliases?: unknown;
   @Field(() => JSONScalar, { nullable: true, description: 'Option → collapsed class.' }) collapseMap?: unknown;

@@ -14,7 +14,7 @@ import type { CreateUseCaseInput, UpdateUseCaseInput } from './use-case.input';
 import { UseCase } from './use-case.entity';
 import { validateVariables, type VariableDraft } from './variable-rules';
 import { normalisePrediction, toSpec, valuesOf } from './variable-spec';
-import { Variable } from './variable.entity';
+import { Variable, type VariableExtractionMeta } from './variable.entity';
 
 function cleanTags(tags: string[] | null | undefined): string[] {
   return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];
@@ -48,7 +48,16 @@ export class UseCaseService {
     return paginate(query, args, { column: 'e.created_at', value: (u) => u.createdAt });
   }
 
-  async create(principal: Principal, projectId: string, input: CreateUseCaseInput): Promise<UseCase> {
+  /**
+   * `extra` lets a config import write framework round-trip data and its prompt in the same
+   * transaction as the use case.
+   */
+  async create(
+    principal: Principal,
+    projectId: string,
+    input: CreateUseCaseInput,
+    extra?: { extraction?: Record<string, VariableExtractionMeta>; within?: (manager: EntityManager, useCase: UseCase) => Promise<void> },
+  ): Promise<UseCase> {
     requireRole(principal, projectId, Role.EDITOR, 'Project');
     const name = input.name.trim();
     if (!name) throw badInput('name must not be empty', { field: 'name' });
@@ -66,7 +75,10 @@ export class UseCaseService {
             customMissingTokens: input.missingTokens ?? null,
           }),
         );
-        await manager.getRepository(Variable).insert(drafts.map((d) => variableRow(d, useCase)));
+        await manager
+          .getRepository(Variable)
+          .insert(drafts.map((d) => ({ ...variableRow(d, useCase), extraction: (extra?.extraction?.[d.key] ?? {}) as QueryDeepPartialEntity<VariableExtractionMeta> })));
+        await extra?.within?.(manager, useCase);
         return useCase;
       });
     } catch (error) {

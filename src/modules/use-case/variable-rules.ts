@@ -5,6 +5,7 @@ export interface VariableDraft {
   key: string;
   type: VariableType;
   description: string | null;
+  instructions: string | null;
   options: string[] | null;
   aliases: Record<string, string> | null;
   collapseMap: Record<string, string> | null;
@@ -107,6 +108,7 @@ export function validateVariables(inputs: VariableInput[]): { drafts: VariableDr
       key,
       type: input.type,
       description: input.description?.trim() || null,
+      instructions: input.instructions?.trim() || null,
       options,
       aliases,
       collapseMap,

@@ -25,6 +25,13 @@ const sameSet: Record<AnalyticsVariableType, VariableType> = {
 };
 void sameSet;
 
+export interface VariableExtractionMeta {
+  frameworkType?: string | null;
+  structure?: unknown[] | null;
+  templateValue?: unknown;
+  frameworkExtra?: Record<string, unknown> | null;
+}
+
 @ObjectType({ description: 'A prompt-graph condition: the step runs only if variable `key` took one of `values`.' })
 @InputType('VariableConditionInput')
 export class VariableCondition {
@@ -59,6 +66,14 @@ export class Variable extends Node {
   @Field(() => String, { nullable: true, description: 'Instructions to the model for this field.' })
   @Column({ type: 'text', nullable: true })
   description!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'How to fill the field in; lines starting "- " are bullets.' })
+  @Column({ type: 'text', nullable: true })
+  instructions!: string | null;
+
+  /** Prompt details kept for the MedicalRecordLLM round trip: type name, structure, template value, unknown keys. */
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  extraction!: VariableExtractionMeta;
 
   @Field(() => [String], { nullable: true })
   @Column({ type: 'jsonb', nullable: true })
