@@ -4,6 +4,7 @@ import {
   createApiKey,
   createProjectWithKeys,
   createUseCase,
+  expectAccessErrors,
   failure,
   MALFORMED_ID,
   ok,
@@ -169,6 +170,31 @@ describe('projects and API keys', () => {
       expect(malformed.extensions?.field).toBe('projectId');
       const keysOfB = ok(await t.gql('{ viewer { project { id } } }', {}, b.admin)).viewer.project.id;
       expect(keysOfB).toBe(b.id);
+    });
+  });
+
+  describe('access errors of key mutations', () => {
+    it('createApiKey', async () => {
+      await expectAccessErrors(
+        t,
+        CREATE_API_KEY,
+        { projectId: a.id, role: 'VIEWER', name: 'guarded key' },
+        { keys: a, forbiddenKeys: [a.editor, a.viewer], idField: 'projectId', foreignId: b.id, unknownType: 'Project' },
+      );
+      const [{ n }] = (await t.dataSource.query("SELECT count(*)::int AS n FROM api_keys WHERE name = 'guarded key'")) as [{ n: number }];
+      expect(n).toBe(0);
+    });
+
+    it('revokeApiKey', async () => {
+      const key = await createApiKey(t, a.id, 'VIEWER', a.admin);
+      await expectAccessErrors(
+        t,
+        REVOKE_API_KEY,
+        { id: key.id },
+        { keys: a, forbiddenKeys: [a.editor, a.viewer], idField: 'id', foreignId: b.adminKeyId, unknownType: 'ApiKey' },
+      );
+      ok(await t.gql(VIEWER, {}, key.secret));
+      ok(await t.gql(VIEWER, {}, b.admin));
     });
   });
 
