@@ -183,7 +183,7 @@ describe('Relay nodes and connections', () => {
       await t.dataSource.query(`UPDATE use_cases SET created_at = date_trunc('milliseconds', now()) WHERE project_id = $1`, [rowId(project.id)]);
       const query = `query ($id: ID!, $first: Int, $after: String) { project(id: $id) { useCases(first: $first, after: $after) { ${PAGE_FIELDS} } } }`;
       const everything = ok(await t.gql(query, { id: project.id, first: 50 })).project.useCases as Page;
-      const expected = [...everything.nodes.map((n) => n.id)].sort((x, y) => rowId(x).localeCompare(rowId(y)));
+      const expected = [...everything.nodes.map((n) => n.id)].sort((x, y) => (rowId(x) < rowId(y) ? -1 : 1));
       expect(everything.nodes.map((n) => n.id)).toEqual(expected);
       const pages = await allPages(async (after) => ok(await t.gql(query, { id: project.id, first: 3, after }, project.viewer)).project.useCases);
       expect(pages.map((p) => p.nodes.length)).toEqual([3, 3, 1]);
