@@ -9,6 +9,7 @@
  * function is called per replicate.
  */
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
+import { ReplicateKernel } from './bootstrap-kernel';
 import { AnalyticsError } from './errors';
 import { groupedMean } from './metrics';
 
@@ -53,11 +54,43 @@ function checkCounts(n: number, B: number): void {
 export function bootstrapMultiplicities(n: number, B: number, seed: number = DEFAULT_BOOTSTRAP_SEED): Int32Array {
   checkCounts(n, B);
   if (!Number.isSafeInteger(seed)) throw new AnalyticsError('BAD_INPUT', `seed must be an integer, got ${seed}`);
-  const rng = xoroshiro128plus(seed);
   const w = new Int32Array(B * n);
+  if (n - 1 > 0xffffffff) {
+    const rng = xoroshiro128plus(seed);
+    for (let b = 0; b < B; b++) {
+      const off = b * n;
+      for (let k = 0; k < n; k++) w[off + unsafeUniformIntDistribution(0, n - 1, rng)]!++;
+    }
+    return w;
+  }
+  // pure-rand 7's xoroshiro128plus(seed).unsafeNext() and unsafeUniformIntDistribution(0, n − 1)
+  // inlined (same state words, same rejection threshold), which draws the same matrix without a
+  // call and an object per draw; a unit test compares the two bit for bit.
+  let s01 = -1;
+  let s00 = ~seed;
+  let s11 = seed | 0;
+  let s10 = 0;
+  const maxAllowed = n > 2 ? ~~(0x100000000 / n) * n : 0x100000000;
   for (let b = 0; b < B; b++) {
     const off = b * n;
-    for (let k = 0; k < n; k++) w[off + unsafeUniformIntDistribution(0, n - 1, rng)]!++;
+    for (let k = 0; k < n; k++) {
+      let v: number;
+      do {
+        const out = (s00 + s10) | 0;
+        const a0 = s10 ^ s00;
+        const a1 = s11 ^ s01;
+        const t00 = s00;
+        const t01 = s01;
+        s00 = (t00 << 24) ^ (t01 >>> 8) ^ a0 ^ (a0 << 16);
+        s01 = (t01 << 24) ^ (t00 >>> 8) ^ a1 ^ ((a1 << 16) | (a0 >>> 16));
+        s10 = (a1 << 5) ^ (a0 >>> 27);
+        s11 = (a0 << 5) ^ (a1 >>> 27);
+        v = out + 0x80000000;
+      } while (v >= maxAllowed);
+      // v < 2^32, so the float quotient is within 2^-21 / n of v / n and its floor is exact:
+      // this is v % n without the slow float remainder.
+      w[off + v - Math.floor(v / n) * n]!++;
+    }
   }
   return w;
 }
@@ -96,19 +129,143 @@ export function percentileInterval(
   confidence: number = DEFAULT_CONFIDENCE,
 ): { low: number; high: number; resamples: number } {
   checkConfidence(confidence);
-  const finite: number[] = [];
+  const finite = new Float64Array(replicates.length);
+  let m = 0;
+  let negativeZero = false;
   for (let b = 0; b < replicates.length; b++) {
     const x = replicates[b]!;
-    if (Number.isFinite(x)) finite.push(x);
+    if (Number.isFinite(x)) {
+      finite[m++] = x;
+      if (x === 0 && 1 / x < 0) negativeZero = true;
+    }
   }
-  if (finite.length === 0) return { low: NaN, high: NaN, resamples: 0 };
-  const sorted = Float64Array.from(finite).sort();
+  if (m === 0) return { low: NaN, high: NaN, resamples: 0 };
   const lowLevel = (1 - confidence) / 2;
+  const highLevel = 1 - lowLevel;
+  const values = finite.subarray(0, m);
+  const need = [...type7Positions(m, lowLevel), ...type7Positions(m, highLevel)];
+  // Sizes of the bottom and top sets that hold every needed order statistic.
+  let kLow = 0;
+  let kHigh = 0;
+  for (const k of need) {
+    if (2 * k < m) kLow = Math.max(kLow, k + 1);
+    else kHigh = Math.max(kHigh, m - k);
+  }
+  if (negativeZero || m < SELECT_MIN) {
+    // A sort orders −0 before +0, which selection by `<` cannot see; keep the sort there.
+    values.sort();
+  } else if (kLow + kHigh <= m / 8) {
+    // Tail quantiles (the usual 95 % interval): the kLow smallest and kHigh largest values by
+    // insertion into small sorted buffers, O(m + k² log(m / k)) for replicates in random order.
+    // They are the same order statistics a sort yields, so the quantiles are bit-identical.
+    const low = kLow > 0 ? extremes(values, kLow, true) : null;
+    const high = kHigh > 0 ? extremes(values, kHigh, false) : null;
+    for (const k of need) values[k] = 2 * k < m ? low![k]! : high![m - 1 - k]!;
+  } else {
+    // Other levels: place each needed order statistic by selection (O(m) each).
+    need.sort((a, b) => a - b);
+    let left = 0;
+    for (const k of need) {
+      if (k < left) continue;
+      if (k === left) {
+        // Right after a selected position: the minimum of the rest.
+        let at = k;
+        for (let i = k + 1; i < m; i++) if (values[i]! < values[at]!) at = i;
+        swap(values, k, at);
+      } else {
+        selectInPlace(values, k, left, m - 1);
+      }
+      left = k + 1;
+    }
+  }
   return {
-    low: quantileType7(sorted, lowLevel),
-    high: quantileType7(sorted, 1 - lowLevel),
-    resamples: sorted.length,
+    low: quantileType7(values, lowLevel),
+    high: quantileType7(values, highLevel),
+    resamples: m,
   };
+}
+
+/** Below this many values a sort is as fast as selection. */
+const SELECT_MIN = 64;
+
+/**
+ * The k smallest (ascending) or k largest (descending) of a, by insertion into a sorted buffer
+ * of k values. O(m + k · insertions); insertions are O(k log(m / k)) in expectation when a is
+ * in random order.
+ */
+function extremes(a: Float64Array, k: number, smallest: boolean): Float64Array {
+  const buf = new Float64Array(k);
+  const m = a.length;
+  const sign = smallest ? 1 : -1;
+  let filled = 0;
+  for (let i = 0; i < m; i++) {
+    const x = a[i]! * sign;
+    if (filled === k) {
+      if (!(x < buf[k - 1]!)) continue;
+    } else {
+      filled++;
+    }
+    let j = filled - 1;
+    while (j > 0 && buf[j - 1]! > x) {
+      buf[j] = buf[j - 1]!;
+      j--;
+    }
+    buf[j] = x;
+  }
+  if (!smallest) for (let j = 0; j < k; j++) buf[j] = -buf[j]!;
+  return buf;
+}
+
+/** Sorted positions {@link quantileType7} reads for level p of m values. */
+function type7Positions(m: number, p: number): number[] {
+  const h = (m - 1) * p;
+  if (h >= m - 1) return [m - 1];
+  const lo = Math.floor(h);
+  return [lo, lo + 1];
+}
+
+/**
+ * Floyd–Rivest selection: reorders a[left..right] so that a[k] is the value a sort would put
+ * there, with no larger value before it and no smaller after it. Expected O(right − left).
+ */
+function selectInPlace(a: Float64Array, k: number, left: number, right: number): void {
+  while (right > left) {
+    if (right - left > 600) {
+      const size = right - left + 1;
+      const i = k - left + 1;
+      const z = Math.log(size);
+      const s = 0.5 * Math.exp((2 * z) / 3);
+      const sd = 0.5 * Math.sqrt((z * s * (size - s)) / size) * (i - size / 2 < 0 ? -1 : 1);
+      const newLeft = Math.max(left, Math.floor(k - (i * s) / size + sd));
+      const newRight = Math.min(right, Math.floor(k + ((size - i) * s) / size + sd));
+      selectInPlace(a, k, newLeft, newRight);
+    }
+    const t = a[k]!;
+    let i = left;
+    let j = right;
+    swap(a, left, k);
+    if (a[right]! > t) swap(a, left, right);
+    while (i < j) {
+      swap(a, i, j);
+      i++;
+      j--;
+      while (a[i]! < t) i++;
+      while (a[j]! > t) j--;
+    }
+    if (a[left] === t) swap(a, left, j);
+    else {
+      j++;
+      swap(a, j, right);
+    }
+    if (j <= k) left = j + 1;
+    if (k <= j) right = j - 1;
+  }
+}
+
+function swap(a: Float64Array, i: number, j: number): void {
+  const t = a[i]!;
+  a[i] = a[j]!;
+  a[j] = t;
 }
 
 /** Build an {@link Estimate} from a full-sample value and its replicates. O(B log B). */
@@ -152,6 +309,69 @@ export function groupedMeanReplicates(
   target?: ReplicateTarget | null,
   packBinary = true,
 ): Float64Array {
+  const kernelSource = new KernelSource(multiplicities);
+  try {
+    return groupedMeanReplicatesWith(groups, runItems, multiplicities, B, target, packBinary, kernelSource);
+  } finally {
+    kernelSource.release();
+  }
+}
+
+/** Fewest 0/1 runs for which loading the multiplicities into the SIMD kernel pays off. */
+const MIN_KERNEL_RUNS = 1;
+
+/**
+ * The SIMD kernel with one multiplicity matrix loaded, created on first use and shared by every
+ * variable of a grid (so the matrix is transposed once); null when unavailable or declined.
+ */
+class KernelSource {
+  private kernel: ReplicateKernel | null | undefined;
+  constructor(private readonly W: Int32Array) {}
+  get(n: number, B: number): ReplicateKernel | null {
+    if (this.kernel === undefined) {
+      const k = ReplicateKernel.acquire();
+      this.kernel = k && k.load(this.W, n, B) ? k : null;
+      if (k && !this.kernel) k.release();
+    }
+    return this.kernel;
+  }
+  private rowSumBound: number | undefined;
+  /** Largest row sum of the matrix, or −1 when an entry is negative. O(B·n) once. */
+  maxRowSum(n: number, B: number): number {
+    if (this.rowSumBound === undefined) {
+      let max = 0;
+      for (let b = 0; b < B && max >= 0; b++) {
+        let sum = 0;
+        for (let i = b * n, e = i + n; i < e; i++) {
+          const w = this.W[i]!;
+          if (w < 0) {
+            sum = -1;
+            break;
+          }
+          sum += w;
+        }
+        max = sum < 0 ? -1 : Math.max(max, sum);
+      }
+      this.rowSumBound = max;
+    }
+    return this.rowSumBound;
+  }
+  /** Hand the kernel back; call once the grid is done (also after an error). */
+  release(): void {
+    this.kernel?.release();
+    this.kernel = null;
+  }
+}
+
+function groupedMeanReplicatesWith(
+  groups: ArrayLike<number>,
+  runItems: readonly ArrayLike<number>[],
+  multiplicities: Int32Array,
+  B: number,
+  target: ReplicateTarget | null | undefined,
+  packBinary: boolean,
+  kernelSource: KernelSource,
+): Float64Array {
   const n = groups.length;
   checkCounts(n, B);
   if (multiplicities.length !== n * B) {
@@ -188,25 +408,48 @@ export function groupedMeanReplicates(
   const idx = new Int32Array(nv);
   for (let i = 0; i < n; i++) if (codes[i]! >= 0) idx[fill[codes[i]!]!++] = i;
 
-  // Gather items in segment order; split runs into packable (0/1) and general.
+  // Gather items in segment order (one buffer, row per run) with per-(run, group) sums; split
+  // runs into 0/1 and general.
   const binaryRuns: number[] = [];
   const generalRuns: number[] = [];
-  const gathered: Float64Array[] = runItems.map((items, r) => {
+  const xs = new Float64Array(R * nv);
+  const groupSums = new Float64Array(R * G);
+  for (let r = 0; r < R; r++) {
+    const items = runItems[r]!;
     if (items.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `run ${r}: ${items.length} item scores for ${n} reports`);
-    const x = new Float64Array(nv);
+    const row = r * nv;
     let binary = true;
-    for (let k = 0; k < nv; k++) {
-      const v = items[idx[k]!]!;
-      if (!Number.isFinite(v)) throw new AnalyticsError('BAD_INPUT', `run ${r}: item score ${v} for annotated report ${idx[k]}`);
-      x[k] = v;
-      if (v !== 0 && v !== 1) binary = false;
+    for (let g = 0; g < G; g++) {
+      let sum = 0;
+      for (let k = segStart[g]!, e = segStart[g + 1]!; k < e; k++) {
+        const v = items[idx[k]!]!;
+        // v − v is NaN exactly for NaN and ±Infinity.
+        if (v - v !== 0) throw new AnalyticsError('BAD_INPUT', `run ${r}: item score ${v} for annotated report ${idx[k]}`);
+        xs[row + k] = v;
+        sum += v;
+        if (v !== 0 && v !== 1) binary = false;
+      }
+      groupSums[r * G + g] = sum;
     }
     (binary ? binaryRuns : generalRuns).push(r);
-    return x;
-  });
+  }
+  const gathered = (r: number): Float64Array => xs.subarray(r * nv, (r + 1) * nv);
 
-  const bits = Math.max(1, Math.ceil(Math.log2(n + 1)));
-  const lanes = packBinary ? Math.max(1, Math.floor(MANTISSA_BITS / bits)) : 1;
+  // 0/1 runs go to the SIMD kernel when it is available; the scalar loop below takes the rest.
+  if (packBinary && G > 0 && binaryRuns.length >= MIN_KERNEL_RUNS) {
+    const kernel = kernelSource.get(n, B);
+    if (kernel) {
+      kernel.replicates({ idx, segStart, G }, xs, groupSums, binaryRuns, out, offset, runStride);
+      binaryRuns.length = 0;
+      if (generalRuns.length === 0) return out;
+    }
+  }
+
+  // A lane sum is at most the largest row sum of the matrix (n for a drawn matrix; a supplied
+  // one may sum higher); with a negative multiplicity lanes could borrow, so no packing then.
+  const laneBound = packBinary && binaryRuns.length > 1 ? kernelSource.maxRowSum(n, B) : -1;
+  const bits = Math.max(1, Math.ceil(Math.log2(laneBound + 1)));
+  const lanes = laneBound >= 0 ? Math.max(1, Math.floor(MANTISSA_BITS / bits)) : 1;
   const base = 2 ** bits;
   const chunks: { runs: number[]; data: Float64Array }[] = [];
   if (lanes >= 2) {
@@ -214,16 +457,16 @@ export function groupedMeanReplicates(
       const runs = binaryRuns.slice(c, c + lanes);
       const data = new Float64Array(nv);
       runs.forEach((r, l) => {
-        const x = gathered[r]!;
+        const x = gathered(r);
         const scale = base ** l;
         for (let k = 0; k < nv; k++) data[k]! += x[k]! * scale;
       });
       chunks.push({ runs, data });
     }
   } else {
-    for (const r of binaryRuns) chunks.push({ runs: [r], data: gathered[r]! });
+    for (const r of binaryRuns) chunks.push({ runs: [r], data: gathered(r) });
   }
-  for (const r of generalRuns) chunks.push({ runs: [r], data: gathered[r]! });
+  for (const r of generalRuns) chunks.push({ runs: [r], data: gathered(r) });
 
   const wv = new Float64Array(nv);
   const den = new Float64Array(G);
@@ -260,7 +503,9 @@ export function groupedMeanReplicates(
         }
       }
     }
-    for (let r = 0; r < R; r++) out[offset + r * runStride + b] = present === 0 ? NaN : scoreSum[r]! / present;
+    for (const chunk of chunks) {
+      for (const r of chunk.runs) out[offset + r * runStride + b] = present === 0 ? NaN : scoreSum[r]! / present;
+    }
   }
   return out;
 }
@@ -358,19 +603,51 @@ export function bootstrapGrid(input: BootstrapGridInput): BootstrapGridResult {
 
   const replicates = new Float64Array(R * V * B);
   const points = new Float64Array(R * V);
-  variables.forEach((variable, v) => {
-    const items = runs.map((r) => r.items[v]!);
-    groupedMeanReplicates(variable.groups, items, W, B, { out: replicates, offset: v * B, runStride: V * B }, input.packBinary ?? true);
-    items.forEach((x, r) => {
-      points[r * V + v] = groupedMean(variable.groups, x);
+  // One kernel (multiplicities transposed once) for every variable.
+  const kernelSource = new KernelSource(W);
+  try {
+    variables.forEach((variable, v) => {
+      const items = runs.map((r) => r.items[v]!);
+      groupedMeanReplicatesWith(
+        variable.groups,
+        items,
+        W,
+        B,
+        { out: replicates, offset: v * B, runStride: V * B },
+        input.packBinary ?? true,
+        kernelSource,
+      );
+      items.forEach((x, r) => {
+        points[r * V + v] = groupedMean(variable.groups, x);
+      });
     });
-  });
+  } finally {
+    kernelSource.release();
+  }
 
   const macroReplicates = new Float64Array(R * B);
   const macroPoints = new Float64Array(R);
+  // Σ_v u_v s_rvb / Σ_v u_v over finite s, accumulated in variable order for all b at once
+  // (the same operations as weightedFiniteMean per replicate, in contiguous memory order).
+  const num = new Float64Array(B);
+  const den = new Float64Array(B);
   for (let r = 0; r < R; r++) {
     macroPoints[r] = weightedFiniteMean(points, r * V, 1, V, weights);
-    for (let b = 0; b < B; b++) macroReplicates[r * B + b] = weightedFiniteMean(replicates, r * V * B + b, B, V, weights);
+    num.fill(0);
+    den.fill(0);
+    for (let v = 0; v < V; v++) {
+      const u = weights[v]!;
+      if (u === 0) continue;
+      const start = (r * V + v) * B;
+      for (let b = 0; b < B; b++) {
+        const x = replicates[start + b]!;
+        if (x - x === 0) {
+          num[b] += u * x;
+          den[b] += u;
+        }
+      }
+    }
+    for (let b = 0; b < B; b++) macroReplicates[r * B + b] = den[b] === 0 ? NaN : num[b]! / den[b]!;
   }
 
   const perVariable: Estimate[][] = [];

@@ -1,0 +1,228 @@
+/**
+ * Integer kernel for bootstrap replicates of grouped means whose item scores are 0/1
+ * (METRICS.md §5), run in WebAssembly SIMD.
+ *
+ * For 0/1 scores the numerator N_gr(w) = Σ_{i∈g} w_i x_ri is an integer count, so it can be
+ * summed in any order without changing a bit. The kernel therefore
+ * - stores the multiplicity matrix transposed, as u8, in blocks of 128 replicates (one report's
+ *   128 multiplicities are contiguous), so one report adds to 128 replicates with 8 vector adds;
+ * - sums, per (run, group), only the minority value: the reports scored 1 when they are at most
+ *   half of the group, else the reports scored 0, with N = D_g − Σ (D_g computed once per group
+ *   and replicate). Work per (run, group) is min(#ones, #zeros) reports, not n_g;
+ * - finishes each replicate with the scalar definition's float operations in the same order
+ *   (Σ over groups in group order of N/D_g for D_g > 0, then / #groups present), so replicates
+ *   are bit-identical to the scalar kernel's.
+ * Exactness: lanes accumulate in u8 and are widened to u16 every ⌊255 / max w⌋ reports; u16 lane
+ * sums never exceed a row sum of the multiplicity matrix, which {@link ReplicateKernel.load}
+ * requires to be ≤ 65535 (it declines the matrix otherwise and the caller uses the scalar kernel).
+ */
+import {
+  GROUP_STRIDE,
+  LANES,
+  MULTIPLICITY_ADDR,
+  RUN_STRIDE,
+  buildReplicateKernelModule,
+} from './bootstrap-kernel-wasm';
+
+const PAGE = 65536;
+/** Keep every address well inside i32 arithmetic. */
+const MAX_BYTES = 1 << 30;
+const MAX_LANE_SUM = 65535;
+/** Reports summed between two widenings are capped so pointer arithmetic cannot overflow. */
+const MAX_FLUSH = 1 << 20;
+
+type VariableBlockFn = (
+  base: number,
+  G: number,
+  groupTab: number,
+  R: number,
+  runTab: number,
+  den: number,
+  out: number,
+  flush: number,
+) => void;
+
+let cachedModule: WebAssembly.Module | null | undefined;
+let shared: ReplicateKernel | null = null;
+const KEEP_BYTES = 64 << 20;
+
+function kernelModule(): WebAssembly.Module | null {
+  if (cachedModule === undefined) {
+    try {
+      cachedModule = typeof WebAssembly === 'object' ? new WebAssembly.Module(buildReplicateKernelModule()) : null;
+    } catch {
+      // A runtime without WebAssembly SIMD: callers use the scalar kernel.
+      cachedModule = null;
+    }
+  }
+  return cachedModule;
+}
+
+/** One variable's reports in group-segment order, as the scalar kernel prepares them. */
+export interface KernelSegments {
+  /** idx[k] = report at position k (annotated reports only, grouped). */
+  idx: Int32Array;
+  /** Group g occupies positions segStart[g] … segStart[g+1] − 1. */
+  segStart: Int32Array;
+  G: number;
+}
+
+/**
+ * A WebAssembly instance holding one multiplicity matrix. Not re-entrant (synchronous use only);
+ * create one per grid. O(B·n) memory for the matrix.
+ */
+export class ReplicateKernel {
+  private readonly memory: WebAssembly.Memory;
+  private readonly variableBlock: VariableBlockFn;
+  private n = 0;
+  private B = 0;
+  private blocks = 0;
+  private flush = 1;
+  private loaded = false;
+
+  private constructor(instance: WebAssembly.Instance) {
+    this.memory = instance.exports.memory as WebAssembly.Memory;
+    this.variableBlock = instance.exports.variableBlock as VariableBlockFn;
+  }
+
+  /**
+   * The kernel instance, or null when this runtime has no WebAssembly SIMD. One instance is
+   * reused while its memory stays small (a fresh function object per call would make V8
+   * re-optimise its callers on every grid); a larger one is handed out once and dropped.
+   */
+  static acquire(): ReplicateKernel | null {
+    const mod = kernelModule();
+    if (!mod) return null;
+    const kernel = shared ?? new ReplicateKernel(new WebAssembly.Instance(mod, {}));
+    shared = null;
+    return kernel;
+  }
+
+  /** Give the instance back for reuse (kept only while its memory is at most 64 MiB). */
+  release(): void {
+    this.loaded = false;
+    if (this.memory.buffer.byteLength <= KEEP_BYTES) shared = this;
+  }
+
+  private ensure(bytes: number): boolean {
+    if (bytes > MAX_BYTES) return false;
+    const have = this.memory.buffer.byteLength;
+    if (bytes > have) this.memory.grow(Math.ceil((bytes - have) / PAGE));
+    return true;
+  }
+
+  /**
+   * Copy a B × n multiplicity matrix into the kernel (transposed, u8, blocks of 128 replicates).
+   * Returns false, leaving no matrix loaded, when an entry is outside 0…255, a row sums to more
+   * than 65535 or the blocks would not fit; the caller then uses the scalar kernel. O(B·n).
+   */
+  load(W: Int32Array, n: number, B: number): boolean {
+    this.loaded = false;
+    const blocks = Math.ceil(B / LANES);
+    const end = MULTIPLICITY_ADDR + blocks * n * LANES;
+    if (!this.ensure(end)) return false;
+    const u8 = new Uint8Array(this.memory.buffer);
+    // Lanes past B stay 0 so they add nothing.
+    u8.fill(0, MULTIPLICITY_ADDR + (blocks - 1) * n * LANES, end);
+    let maxW = 0;
+    for (let b = 0; b < B; b++) {
+      const src = b * n;
+      let dst = MULTIPLICITY_ADDR + (b >> 7) * n * LANES + (b & (LANES - 1));
+      let rowSum = 0;
+      for (let i = 0; i < n; i++, dst += LANES) {
+        const w = W[src + i]!;
+        if (!(w >= 0 && w <= 255)) return false;
+        if (w > maxW) maxW = w;
+        rowSum += w;
+        u8[dst] = w;
+      }
+      if (rowSum > MAX_LANE_SUM) return false;
+    }
+    this.n = n;
+    this.B = B;
+    this.blocks = blocks;
+    this.flush = maxW === 0 ? MAX_FLUSH : Math.min(MAX_FLUSH, Math.floor(255 / maxW));
+    this.loaded = true;
+    return true;
+  }
+
+  /**
+   * Replicates of one variable for the runs `runs` whose item scores are all 0 or 1: run r's
+   * scores are xs[r·nv + k] in segment order (nv = idx.length) and their per-group sums
+   * groupSums[r·G + g]; replicate b of run r goes to out[offset + r·runStride + b].
+   * O(B·Σ_{r,g} min(#ones, #zeros) / 16) vector operations.
+   */
+  replicates(
+    seg: KernelSegments,
+    xs: Float64Array,
+    groupSums: Float64Array,
+    runs: readonly number[],
+    out: Float64Array,
+    offset: number,
+    runStride: number,
+  ): void {
+    if (!this.loaded) throw new Error('ReplicateKernel: no multiplicity matrix loaded');
+    const { idx, segStart, G } = seg;
+    const R = runs.length;
+    const nv = idx.length;
+    const { n, B, blocks } = this;
+    // Layout after the matrix: group table, run table, den/mask, run outputs, lists.
+    const groupTab = MULTIPLICITY_ADDR + blocks * n * LANES;
+    const runTab = groupTab + 8 * G;
+    const den = align16(runTab + 8 * R * G);
+    const outAddr = den + GROUP_STRIDE * G;
+    const lists = outAddr + RUN_STRIDE * R;
+    // Lists: every group's reports, then per (run, group) at most ⌊n_g / 2⌋ minority reports
+    // (+1: the branch-free fill writes one slot past the end).
+    if (!this.ensure(lists + 4 * (nv + R * Math.floor(nv / 2) + R * G + 1))) {
+      throw new Error('ReplicateKernel: variable does not fit');
+    }
+    const buf = this.memory.buffer;
+    const i32 = new Int32Array(buf);
+    const f64 = new Float64Array(buf);
+    const all = lists >> 2;
+    for (let k = 0; k < nv; k++) i32[all + k] = idx[k]! * LANES;
+    for (let g = 0; g < G; g++) {
+      i32[(groupTab >> 2) + 2 * g] = (all + segStart[g]!) << 2;
+      i32[(groupTab >> 2) + 2 * g + 1] = segStart[g + 1]! - segStart[g]!;
+    }
+    let at = all + nv;
+    for (let q = 0; q < R; q++) {
+      const r = runs[q]!;
+      const row = r * nv;
+      for (let g = 0; g < G; g++) {
+        const s = segStart[g]!;
+        const e = segStart[g + 1]!;
+        const ones = groupSums[r * G + g]!;
+        const tab = (runTab >> 2) + 2 * (q * G + g);
+        i32[tab] = at << 2;
+        // Branch-free: write every report, advance past it only when it has the listed value.
+        if (2 * ones <= e - s) {
+          i32[tab + 1] = ones;
+          for (let k = s; k < e; k++) {
+            i32[at] = i32[all + k]!;
+            at += xs[row + k]! | 0;
+          }
+        } else {
+          i32[tab + 1] = ~(e - s - ones);
+          for (let k = s; k < e; k++) {
+            i32[at] = i32[all + k]!;
+            at += 1 - (xs[row + k]! | 0);
+          }
+        }
+      }
+    }
+    for (let j = 0; j < blocks; j++) {
+      this.variableBlock(MULTIPLICITY_ADDR + j * n * LANES, G, groupTab, R, runTab, den, outAddr, this.flush);
+      const len = Math.min(LANES, B - j * LANES);
+      for (let q = 0; q < R; q++) {
+        const src = (outAddr + q * RUN_STRIDE) >> 3;
+        out.set(f64.subarray(src, src + len), offset + runs[q]! * runStride + j * LANES);
+      }
+    }
+  }
+}
+
+function align16(x: number): number {
+  return (x + 15) & ~15;
+}
