@@ -1,6 +1,12 @@
 import { InitialSchema1764450000000 } from './1764450000000-initial-schema';
 import { AnalyticsCache1764460000000 } from './1764460000000-analytics-cache';
 import { VariableExtractionFields1764470000000 } from './1764470000000-variable-extraction-fields';
+import { MillisecondTimestamps1764480000000 } from './1764480000000-millisecond-timestamps';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
-export const MIGRATIONS: Function[] = [InitialSchema1764450000000, AnalyticsCache1764460000000, VariableExtractionFields1764470000000];
+export const MIGRATIONS: Function[] = [
+  InitialSchema1764450000000,
+  AnalyticsCache1764460000000,
+  VariableExtractionFields1764470000000,
+  MillisecondTimestamps1764480000000,
+];

@@ -70,19 +70,28 @@ function encodeCursor(cursor: Cursor): string {
   return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
 }
 
-function decodeCursor(value: string): Cursor {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** A cursor of this list, or BAD_USER_INPUT: a forged or foreign cursor never reaches SQL. */
+function decodeCursor(value: string, kind: SortKind): Cursor {
   try {
     const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Cursor;
-    if ((typeof parsed.k === 'string' || typeof parsed.k === 'number') && typeof parsed.i === 'string') return parsed;
+    const keyFits = kind === 'integer' ? Number.isSafeInteger(parsed.k) : typeof parsed.k === 'string' && ISO_TIMESTAMP.test(parsed.k) && !Number.isNaN(Date.parse(parsed.k));
+    if (keyFits && typeof parsed.i === 'string' && UUID.test(parsed.i)) return parsed;
   } catch {
     // fall through
   }
   throw badInput('after is not a cursor of this list', { field: 'after' });
 }
 
+export type SortKind = 'timestamp' | 'integer';
+
 export interface SortKey<T> {
   /** SQL expression on alias `e`, e.g. `e.created_at` or `e.ordinal`. */
   column: string;
+  /** Default 'timestamp' (a millisecond-precision timestamptz). */
+  kind?: SortKind;
   value: (row: T) => string | number | Date;
 }
 
@@ -99,18 +108,18 @@ export async function paginate<T extends ObjectLiteral & { id: string }>(
   const countQuery = query.clone();
   const page = query.clone();
   if (args.after) {
-    const cursor = decodeCursor(args.after);
+    const cursor = decodeCursor(args.after, sort.kind ?? 'timestamp');
     page.andWhere(`(${sort.column}, e.id) > (:cursorKey, :cursorId)`, { cursorKey: cursor.k, cursorId: cursor.i });
   }
+  let counted: Promise<number> | undefined;
+  const count = () => (counted ??= countQuery.getCount());
   const rows = limit === 0 ? [] : await page.orderBy(sort.column, 'ASC').addOrderBy('e.id', 'ASC').take(limit + 1).getMany();
-  const hasNextPage = rows.length > limit;
+  const hasNextPage = limit === 0 ? (await page.take(1).getCount()) > 0 : rows.length > limit;
   const nodes = rows.slice(0, limit);
   const edges = nodes.map((node) => {
     const key = sort.value(node);
     return { cursor: encodeCursor({ k: key instanceof Date ? key.toISOString() : key, i: node.id }), node };
   });
-  let counted: Promise<number> | undefined;
-  const count = () => (counted ??= countQuery.getCount());
   return {
     edges,
     nodes,

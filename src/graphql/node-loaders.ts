@@ -11,6 +11,7 @@ import { Prediction } from '../modules/run/prediction.entity';
 import { Run } from '../modules/run/run.entity';
 import { UseCase } from '../modules/use-case/use-case.entity';
 import { Variable } from '../modules/use-case/variable.entity';
+import { firstPageLoaderFactory } from './child-connections';
 import { byIdLoaderFactory, manyByLoaderFactory, type LoaderFactory } from './loader-registry';
 import type { Node, NodeType } from './node';
 
@@ -49,3 +50,14 @@ export const NODE_LOADERS: Record<Exclude<NodeType, 'ApiKey'>, LoaderFactory<str
   Run: runById,
   Prediction: predictionById,
 };
+
+/** First pages of nested lists, batched over their parents. */
+export const useCasesPageByProject = firstPageLoaderFactory(UseCase, 'project_id', 'created_at', (u) => u.createdAt);
+export const endpointsPageByProject = firstPageLoaderFactory(Endpoint, 'project_id', 'created_at', (e) => e.createdAt);
+export const modelsPageByProject = firstPageLoaderFactory(Model, 'project_id', 'created_at', (m) => m.createdAt);
+export const experimentsPageByProject = firstPageLoaderFactory(Experiment, 'project_id', 'created_at', (x) => x.createdAt);
+export const datasetsPageByUseCase = firstPageLoaderFactory(Dataset, 'use_case_id', 'created_at', (d) => d.createdAt);
+export const promptsPageByUseCase = firstPageLoaderFactory(Prompt, 'use_case_id', 'created_at', (p) => p.createdAt);
+export const runsPageByUseCase = firstPageLoaderFactory(Run, 'use_case_id', 'created_at', (r) => r.createdAt);
+export const reportsPageByDataset = firstPageLoaderFactory(Report, 'dataset_id', 'ordinal', (r) => r.ordinal);
+export const predictionsPageByRun = firstPageLoaderFactory(Prediction, 'run_id', 'created_at', (p) => p.createdAt);

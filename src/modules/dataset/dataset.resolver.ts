@@ -3,7 +3,8 @@ import type { GraphQLContext } from '../../graphql/context';
 import { PageArgs } from '../../graphql/connection';
 import { reportCountByDataset } from '../../graphql/count-loaders';
 import { decodeId } from '../../graphql/node';
-import { annotationsByReport, annotatorsByDataset, useCaseById } from '../../graphql/node-loaders';
+import { nestedConnection } from '../../graphql/child-connections';
+import { annotationsByReport, annotatorsByDataset, reportsPageByDataset, useCaseById } from '../../graphql/node-loaders';
 import { Annotation } from '../annotation/annotation.entity';
 import { Annotator } from '../annotation/annotator.entity';
 import { UseCase } from '../use-case/use-case.entity';
@@ -36,7 +37,7 @@ export class DatasetResolver {
 
   @FieldResolver(() => ReportConnection, { description: 'In import order.' })
   reports(@Root() dataset: Dataset, @Args() page: PageArgs, @Ctx() ctx: GraphQLContext) {
-    return ctx.services.datasets.reports(dataset.id, page);
+    return nestedConnection(ctx.loaders, reportsPageByDataset, dataset.id, page, () => ctx.services.datasets.reports(dataset.id, page));
   }
 
   @FieldResolver(() => [Annotator])

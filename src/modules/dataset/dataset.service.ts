@@ -32,7 +32,7 @@ export class DatasetService {
 
   reports(datasetId: string, args: PageArgs) {
     const query = this.dataSource.getRepository(Report).createQueryBuilder('e').where('e.dataset_id = :datasetId', { datasetId });
-    return paginate(query, args, { column: 'e.ordinal', value: (r) => r.ordinal });
+    return paginate(query, args, { column: 'e.ordinal', kind: 'integer', value: (r) => r.ordinal });
   }
 
   async create(principal: Principal, useCaseId: string, input: CreateDatasetInput): Promise<Dataset> {

@@ -2,7 +2,8 @@ import { Arg, Args, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root } fr
 import type { GraphQLContext } from '../../graphql/context';
 import { PageArgs } from '../../graphql/connection';
 import { fromGlobalId, Node } from '../../graphql/node';
-import { NODE_LOADERS, projectById } from '../../graphql/node-loaders';
+import { nestedConnection } from '../../graphql/child-connections';
+import { endpointsPageByProject, experimentsPageByProject, modelsPageByProject, NODE_LOADERS, projectById, useCasesPageByProject } from '../../graphql/node-loaders';
 import { EndpointConnection, ModelConnection } from '../endpoint/endpoint.types';
 import { ExperimentConnection } from '../run/run.types';
 import { UseCaseConnection, UseCaseSearchArgs } from '../use-case/use-case.types';
@@ -45,21 +46,22 @@ export class ProjectResolver {
 
   @FieldResolver(() => UseCaseConnection)
   useCases(@Root() project: Project, @Args() args: UseCaseSearchArgs, @Ctx() ctx: GraphQLContext) {
-    return ctx.services.useCases.list(project.id, args);
+    if (args.search?.trim()) return ctx.services.useCases.list(project.id, args);
+    return nestedConnection(ctx.loaders, useCasesPageByProject, project.id, args, () => ctx.services.useCases.list(project.id, args));
   }
 
   @FieldResolver(() => EndpointConnection)
   endpoints(@Root() project: Project, @Args() page: PageArgs, @Ctx() ctx: GraphQLContext) {
-    return ctx.services.endpoints.list(project.id, page);
+    return nestedConnection(ctx.loaders, endpointsPageByProject, project.id, page, () => ctx.services.endpoints.list(project.id, page));
   }
 
   @FieldResolver(() => ModelConnection)
   models(@Root() project: Project, @Args() page: PageArgs, @Ctx() ctx: GraphQLContext) {
-    return ctx.services.endpoints.listModels(project.id, page);
+    return nestedConnection(ctx.loaders, modelsPageByProject, project.id, page, () => ctx.services.endpoints.listModels(project.id, page));
   }
 
   @FieldResolver(() => ExperimentConnection)
   experiments(@Root() project: Project, @Args() page: PageArgs, @Ctx() ctx: GraphQLContext) {
-    return ctx.services.runs.listExperiments(project.id, page);
+    return nestedConnection(ctx.loaders, experimentsPageByProject, project.id, page, () => ctx.services.runs.listExperiments(project.id, page));
   }
 }

@@ -2,7 +2,8 @@ import { Arg, Args, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-gr
 import type { GraphQLContext } from '../../graphql/context';
 import { PageArgs } from '../../graphql/connection';
 import { decodeId } from '../../graphql/node';
-import { datasetById, endpointById, modelById, promptById, reportById, runById, useCaseById, variablesByUseCase } from '../../graphql/node-loaders';
+import { nestedConnection } from '../../graphql/child-connections';
+import { predictionsPageByRun, datasetById, endpointById, modelById, promptById, reportById, runById, useCaseById, variablesByUseCase } from '../../graphql/node-loaders';
 import { InvalidCategory } from '../annotation/annotation.entity';
 import { Dataset } from '../dataset/dataset.entity';
 import { Report } from '../dataset/report.entity';
@@ -98,6 +99,8 @@ export class RunResolver {
     @Arg('filter', () => PredictionFilter, { nullable: true }) filter: PredictionFilter | null,
     @Ctx() ctx: GraphQLContext,
   ) {
+    const unfiltered = !filter || Object.values(filter).every((v) => v === null || v === undefined);
+    if (unfiltered) return nestedConnection(ctx.loaders, predictionsPageByRun, run.id, page, () => ctx.services.runs.predictions(run.id, page, filter));
     return ctx.services.runs.predictions(run.id, page, filter);
   }
 }

@@ -2,7 +2,8 @@ import { Arg, Args, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-gr
 import type { GraphQLContext } from '../../graphql/context';
 import { PageArgs } from '../../graphql/connection';
 import { decodeId, toGlobalId } from '../../graphql/node';
-import { variablesByUseCase } from '../../graphql/node-loaders';
+import { nestedConnection } from '../../graphql/child-connections';
+import { datasetsPageByUseCase, promptsPageByUseCase, runsPageByUseCase, variablesByUseCase } from '../../graphql/node-loaders';
 import { DatasetConnection } from '../dataset/dataset.types';
 import { PromptConnection } from '../prompt/prompt.types';
 import { RunFilter } from '../run/run.input';
@@ -44,12 +45,12 @@ export class UseCaseResolver {
 
   @FieldResolver(() => DatasetConnection)
   datasets(@Root() useCase: UseCase, @Args() page: PageArgs, @Ctx() ctx: GraphQLContext) {
-    return ctx.services.datasets.list(useCase.id, page);
+    return nestedConnection(ctx.loaders, datasetsPageByUseCase, useCase.id, page, () => ctx.services.datasets.list(useCase.id, page));
   }
 
   @FieldResolver(() => PromptConnection)
   prompts(@Root() useCase: UseCase, @Args() page: PageArgs, @Ctx() ctx: GraphQLContext) {
-    return ctx.services.prompts.list(useCase.id, page);
+    return nestedConnection(ctx.loaders, promptsPageByUseCase, useCase.id, page, () => ctx.services.prompts.list(useCase.id, page));
   }
 
   @FieldResolver(() => RunConnection)
@@ -59,6 +60,8 @@ export class UseCaseResolver {
     @Arg('filter', () => RunFilter, { nullable: true }) filter: RunFilter | null,
     @Ctx() ctx: GraphQLContext,
   ) {
+    const unfiltered = !filter || Object.values(filter).every((v) => v === null || v === undefined);
+    if (unfiltered) return nestedConnection(ctx.loaders, runsPageByUseCase, useCase.id, page, () => ctx.services.runs.list(useCase.id, page, {}));
     return ctx.services.runs.list(useCase.id, page, {
       ...(filter?.datasetId ? { datasetId: decodeId(filter.datasetId, 'Dataset', 'filter.datasetId') } : {}),
       ...(filter?.modelId ? { modelId: decodeId(filter.modelId, 'Model', 'filter.modelId') } : {}),

@@ -2,6 +2,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { In } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { normaliseValue } from '../../analytics/normalise';
+import type { NormalisedCell, VariableSpec } from '../../analytics/types';
+import { parseOutput } from '../../extraction/output-parser';
 import type { PageArgs } from '../../graphql/connection';
 import { paginate } from '../../graphql/connection';
 import { badInput, conflict, notFound } from '../../graphql/errors';
@@ -18,6 +20,23 @@ import { Variable, type VariableExtractionMeta } from './variable.entity';
 
 function cleanTags(tags: string[] | null | undefined): string[] {
   return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];
+}
+
+/**
+ * A prediction's cells under new variable rules, from what the model gave: the parsed object; a
+ * raw output parsed again; or, when only an unreadable object was imported, OUT_OF_FORMAT kept.
+ */
+function renormalisedCells(specs: VariableSpec[], p: Prediction): Record<string, NormalisedCell> {
+  if (p.parsed !== null) return normalisePrediction(specs, p.parsed);
+  if (p.raw !== null && p.samples === null) {
+    return parseOutput({ content: p.raw, reasoning: p.reasoning, finishReason: p.finishReason }, specs).cells;
+  }
+  const unreadable = Object.values(p.cells).find((c) => c.status === 'INVALID' && c.category === 'OUT_OF_FORMAT');
+  if (unreadable?.status === 'INVALID') {
+    const cell: NormalisedCell = { status: 'INVALID', category: 'OUT_OF_FORMAT', ...(unreadable.detail ? { detail: unreadable.detail } : {}) };
+    return Object.fromEntries(specs.map((spec) => [spec.key, cell]));
+  }
+  return normalisePrediction(specs, null);
 }
 
 function variableRow(draft: VariableDraft, useCase: Pick<UseCase, 'id' | 'projectId'>): QueryDeepPartialEntity<Variable> {
@@ -181,13 +200,13 @@ export class UseCaseService {
     const predictions = await manager
       .getRepository(Prediction)
       .createQueryBuilder('p')
-      .select(['p.id', 'p.parsed', 'p.status', 'p.cells'])
+      .select(['p.id', 'p.parsed', 'p.status', 'p.cells', 'p.raw', 'p.reasoning', 'p.finishReason'])
       .where('p.run_id IN (:...runIds)', { runIds })
       .getMany();
     const rows = predictions
       .filter((p) => p.status === 'SUCCEEDED')
       .map((p) => {
-        const cells = normalisePrediction(specs, p.parsed);
+        const cells = renormalisedCells(specs, p);
         for (const [key, cell] of Object.entries(p.cells)) {
           if (cell.skipped && cells[key]) (cells[key] as { skipped?: boolean }).skipped = true;
         }
