@@ -206,4 +206,47 @@ describe('endpoints, extraction and framework configs through GraphQL', () => {
     const hidden = await t.gql(EXTRACT, { i: { modelId, useCaseId, text: 'x' } }, other.data!.createProject.adminKey.secret);
     expect(hidden.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
   });
+
+  it('a registered embedding model scores free text; its embeddings are cached by (provider, model, text)', async () => {
+    const created = await t.gql(
+      `mutation($i: CreateUseCaseInput!) { createUseCase(input: $i) { useCase { id } } }`,
+      { i: { projectId, name: 'free text', variables: [{ key: 'site', type: 'FREE_TEXT' }, { key: 'organs', type: 'LIST' }] } },
+    );
+    const freeTextUseCase = created.data!.createUseCase.useCase.id;
+    const dataset = (await t.gql(`mutation($u: ID!) { createDataset(input: { useCaseId: $u, name: "d" }) { dataset { id } } }`, { u: freeTextUseCase }))
+      .data!.createDataset.dataset.id;
+    await t.gql(`mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted } }`, {
+      i: { datasetId: dataset, format: 'JSONL', content: '{"id":"A","text":"a"}\n{"id":"B","text":"b"}' },
+    });
+    await t.gql(`mutation($i: ImportAnnotationsInput!) { importAnnotations(input: $i) { values } }`, {
+      i: { datasetId: dataset, annotatorName: 'ref', isReference: true, format: 'JSONL',
+        content: '{"id":"A","site":"left upper back","organs":["liver","lung"]}\n{"id":"B","site":"right foot sole","organs":[]}' },
+    });
+    const run = await t.gql(`mutation($i: ImportPredictionsInput!) { importPredictions(input: $i) { run { id } } }`, {
+      i: { datasetId: dataset, modelName: 'm', format: 'JSONL', layout: 'JSON_COLUMN',
+        content: '{"id":"A","extracted_data":{"site":"upper back, left","organs":["liver"]}}\n{"id":"B","extracted_data":{"site":"sole of right foot","organs":[]}}' },
+    });
+    const embedModel = (await t.gql(`query($id: ID!) { node(id: $id) { ... on Endpoint { models { id servedName } } } }`, { id: endpointId }))
+      .data!.node.models.find((m: { servedName: string }) => m.servedName === 'med-embed').id;
+    fake.reset();
+    const query = `query($id: ID!, $m: ID!) { node(id: $id) { ... on Run { scores(options: { embeddingModelId: $m, resamples: 10 }) {
+      embedder { provider model } variables { variable { key } metric estimate { value } embedder { model } } } } } }`;
+    const first = await t.gql(query, { id: run.data!.importPredictions.run.id, m: embedModel });
+    expect(first.errors).toBeUndefined();
+    const scores = first.data!.node.scores;
+    expect(scores.embedder.model).toBe('med-embed');
+    const site = scores.variables.find((v: { variable: { key: string } }) => v.variable.key === 'site');
+    expect(site.metric).toBe('COSINE_SIMILARITY');
+    expect(site.estimate.value).toBeGreaterThan(0);
+    expect(site.estimate.value).toBeLessThan(1);
+    const embeddingCalls = fake.requests.filter((r) => r.path.endsWith('/embeddings')).length;
+    expect(embeddingCalls).toBeGreaterThan(0);
+    const [{ n }] = (await t.dataSource.query(`SELECT count(*)::int AS n FROM embeddings WHERE model = 'med-embed'`)) as { n: number }[];
+    expect(n).toBe(6);
+    // Another computation (new seed) reads the stored vectors instead of calling the endpoint.
+    const second = await t.gql(query.replace('resamples: 10', 'resamples: 10, seed: 5'), { id: run.data!.importPredictions.run.id, m: embedModel });
+    expect(second.errors).toBeUndefined();
+    expect(fake.requests.filter((r) => r.path.endsWith('/embeddings')).length).toBe(embeddingCalls);
+    expect(second.data!.node.scores.variables[0].estimate.value).toBeCloseTo(site.estimate.value, 12);
+  });
 });

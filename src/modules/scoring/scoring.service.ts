@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
 import { interRaterAgreement } from '../../analytics/agreement';
@@ -645,10 +646,41 @@ export class ScoringService {
         }
       }
     }
-    const vectors = await embedder.embed([...texts]);
-    const map = new Map<string, Float32Array>();
-    [...texts].forEach((t, i) => map.set(t, vectors[i]!));
+    const map = await this.cachedEmbeddings(embedder, [...texts]);
     return { similarity: similarityFromEmbeddings(map), embedder: embedder.id };
+  }
+
+  /** Embeddings by (provider, model, text): read from the database, computed only for texts not seen before. */
+  private async cachedEmbeddings(embedder: Embedder, texts: string[]): Promise<Map<string, Float32Array>> {
+    const { provider, model } = embedder.id;
+    const hashOf = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+    const hashes = texts.map(hashOf);
+    const map = new Map<string, Float32Array>();
+    const stored = (await this.dataSource.query(
+      'SELECT text_hash, vector FROM embeddings WHERE provider = $1 AND model = $2 AND text_hash = ANY($3)',
+      [provider, model, hashes],
+    )) as { text_hash: Buffer; vector: Buffer }[];
+    const byHash = new Map(stored.map((row) => [row.text_hash.toString('hex'), row.vector]));
+    const missing: string[] = [];
+    texts.forEach((text, i) => {
+      const vector = byHash.get(hashes[i]!.toString('hex'));
+      if (vector) map.set(text, new Float32Array(vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.byteLength)));
+      else missing.push(text);
+    });
+    if (missing.length > 0) {
+      const vectors = await embedder.embed(missing);
+      missing.forEach((text, i) => map.set(text, vectors[i]!));
+      for (let i = 0; i < missing.length; i += 1000) {
+        const chunk = missing.slice(i, i + 1000);
+        await this.dataSource.query(
+          `INSERT INTO embeddings (provider, model, text_hash, vector)
+           SELECT $1, $2, u.hash, u.vector FROM unnest($3::bytea[], $4::bytea[]) AS u(hash, vector)
+           ON CONFLICT DO NOTHING`,
+          [provider, model, chunk.map(hashOf), chunk.map((text) => { const v = map.get(text)!; return Buffer.from(v.buffer, v.byteOffset, v.byteLength); })],
+        );
+      }
+    }
+    return map;
   }
 
   /**
