@@ -18,7 +18,7 @@ import { itemScores, perReportScores, scoreVariable } from '../../analytics/metr
 import { partitionVariance } from '../../analytics/mixed-model';
 import type { NormalisedCell } from '../../analytics/types';
 import { INVALID_CATEGORIES } from '../../analytics/types';
-import { kemenyRankIntervals, bestRunPerModel } from '../../analytics/rank-intervals';
+import { bestRunPerModel } from '../../analytics/rank-intervals';
 import { badInput, notFound } from '../../graphql/errors';
 import { decodeId } from '../../graphql/node';
 import { Role } from '../api-key/api-key.entity';
@@ -30,6 +30,7 @@ import { Model } from '../endpoint/model.entity';
 import { Run } from '../run/run.entity';
 import { UseCase } from '../use-case/use-case.entity';
 import { AnalyticsCache } from './analytics-cache';
+import { concatGrids, rankIntervalsInSlices, yieldToEventLoop } from './chunked';
 import { loadAnnotatorRecords, loadFrame, loadRunRecords, type DatasetFrame, type RecordRow } from './scoring-data';
 import {
   Metric,
@@ -64,6 +65,7 @@ export interface ResolvedStatsOptions {
 export type EmbedderResolver = (modelId: string, principal: Principal) => Promise<Embedder>;
 
 const MAX_RESAMPLES = 10_000;
+const RUNS_PER_SLICE = 16;
 
 function toEstimate(e: AnalyticsEstimate | null, resamples: number): Estimate | null {
   if (!e || !Number.isFinite(e.value)) return null;
@@ -219,7 +221,7 @@ export class ScoringService {
         { macro: Float64Array.from(candidates, (r) => grid.macroPoints[r]!), names: candidates.map((r) => names[r]!) },
       );
     }
-    const intervals = this.rankIntervals(grid, candidates, V, ranking.order, names, options);
+    const intervals = await this.rankIntervals(grid, candidates, V, ranking.order, names, options);
     const models = await this.modelsOf(g.runs);
     const entries: RankingEntry[] = ranking.order.map((c, position) => {
       const run = g.runs[candidates[c]!]!;
@@ -243,7 +245,7 @@ export class ScoringService {
     };
   }
 
-  private rankIntervals(grid: BootstrapGridResult, candidates: number[], V: number, order: number[], names: string[], options: ResolvedStatsOptions) {
+  private async rankIntervals(grid: BootstrapGridResult, candidates: number[], V: number, order: number[], names: string[], options: ResolvedStatsOptions) {
     if (options.resamples === 0 || candidates.length < 2) return null;
     const B = grid.resamples;
     const K = candidates.length;
@@ -253,14 +255,11 @@ export class ScoringService {
       data.set(grid.replicates.subarray(r * V * B, (r + 1) * V * B), k * V * B);
       macro.set(grid.macroReplicates.subarray(r * B, (r + 1) * B), k * B);
     });
-    const result = kemenyRankIntervals(
-      { data, candidates: K, voters: V, replicates: B, strides: { candidate: V * B, voter: B, replicate: 1 } },
-      { level: options.confidence, macro: { data: macro, strides: { candidate: B, replicate: 1 } }, names: candidates.map((r) => names[r]!), pointOrder: order },
+    const intervals = await rankIntervalsInSlices(
+      { data, macro, candidates: K, voters: V, replicates: B },
+      { level: options.confidence, names: candidates.map((r) => names[r]!), pointOrder: order },
     );
-    return result.intervals.reduce<Record<number, { lower: number; upper: number }>>((acc, interval) => {
-      acc[interval.candidate] = { lower: interval.lower, upper: interval.upper };
-      return acc;
-    }, {});
+    return Object.fromEntries(intervals.map((i) => [i.candidate, { lower: i.lower, upper: i.upper }])) as Record<number, { lower: number; upper: number }>;
   }
 
   // ---------------------------------------------------------------- across use cases
@@ -347,12 +346,12 @@ export class ScoringService {
           for (let k = 0; k < K; k++) for (let b = 0; b < B; b++) data[(k * VV + v) * B + b] = reps[k * B + b]!;
         });
         const macroData = Float64Array.from(macroReps, (s, i) => (macroRepCount[i]! > 0 ? s / macroRepCount[i]! : Number.NaN));
-        const result = kemenyRankIntervals(
-          { data, candidates: K, voters: VV, replicates: B, strides: { candidate: VV * B, voter: B, replicate: 1 } },
-          { level: options.confidence, macro: { data: macroData, strides: { candidate: B, replicate: 1 } }, names, pointOrder: ranking.order },
+        const result = await rankIntervalsInSlices(
+          { data, macro: macroData, candidates: K, voters: VV, replicates: B },
+          { level: options.confidence, names, pointOrder: ranking.order },
         );
         intervals = {};
-        for (const i of result.intervals) intervals[i.candidate] = { lower: i.lower, upper: i.upper };
+        for (const i of result) intervals[i.candidate] = { lower: i.lower, upper: i.upper };
       }
       const models = await this.modelsOf([...sample.values()]);
       const entries: RankingEntry[] = ranking.order.map((k, position) => {
@@ -702,57 +701,36 @@ export class ScoringService {
     if (runs.length > 0 && specs.length > 0) {
       const B = Math.max(options.resamples, 1);
       const multiplicities = bootstrapMultiplicities(frame.reportIds.length, B, options.seed);
-      const input = buildGridInput(
-        specs,
-        references,
-        runs.map((r, i) => ({ id: r.id, records: records[i]! })),
-        { similarity, collapsed: options.collapsed },
-      );
-      const run = (variables: typeof input.variables, gridRuns: typeof input.runs) =>
-        bootstrapGrid({ variables, runs: gridRuns, multiplicities, confidence: options.confidence });
-      if (!bootstrap || options.scoring === ScoringMode.EFFECTIVE) {
-        grid = run(input.variables, input.runs);
-      } else {
-        // Conditional: each run keeps only the reports where its prediction is valid.
-        const parts = input.runs.map((gridRun, r) =>
-          run(
-            input.variables.map((v) => ({
-              ...v,
-              groups: Int32Array.from(v.groups as ArrayLike<number>, (g, i) => {
-                const cell = records[r]![i]?.[v.key];
-                return cell === undefined || cell.status === 'INVALID' ? -1 : g;
-              }),
-            })),
-            [gridRun],
-          ),
+      const parts: BootstrapGridResult[] = [];
+      for (let start = 0; start < runs.length; start += RUNS_PER_SLICE) {
+        const slice = runs.slice(start, start + RUNS_PER_SLICE);
+        const input = buildGridInput(
+          specs,
+          references,
+          slice.map((r, i) => ({ id: r.id, records: records[start + i]! })),
+          { similarity, collapsed: options.collapsed },
         );
-        grid = mergeGrids(parts);
+        if (!bootstrap || options.scoring === ScoringMode.EFFECTIVE) {
+          parts.push(bootstrapGrid({ ...input, multiplicities, confidence: options.confidence }));
+          await yieldToEventLoop();
+          continue;
+        }
+        // Conditional: each run keeps only the reports where its prediction is valid.
+        for (const [i, gridRun] of input.runs.entries()) {
+          const runRecords = records[start + i]!;
+          const variables = input.variables.map((v) => ({
+            ...v,
+            groups: Int32Array.from(v.groups as ArrayLike<number>, (g, report) => {
+              const cell = runRecords[report]?.[v.key];
+              return cell === undefined || cell.status === 'INVALID' ? -1 : g;
+            }),
+          }));
+          parts.push(bootstrapGrid({ variables, runs: [gridRun], multiplicities, confidence: options.confidence }));
+          await yieldToEventLoop();
+        }
       }
+      grid = concatGrids(parts);
     }
     return { frame, reference, references, runs, records, similarity, embedder, grid, variableIndex };
   }
-}
-
-/** Concatenates single-run grids that share variables and resamples. */
-function mergeGrids(parts: BootstrapGridResult[]): BootstrapGridResult {
-  const first = parts[0]!;
-  const concat = (arrays: Float64Array[]) => {
-    const out = new Float64Array(arrays.reduce((n, a) => n + a.length, 0));
-    let offset = 0;
-    for (const a of arrays) {
-      out.set(a, offset);
-      offset += a.length;
-    }
-    return out;
-  };
-  return {
-    ...first,
-    runIds: parts.flatMap((p) => p.runIds),
-    perVariable: parts.flatMap((p) => p.perVariable),
-    macro: parts.flatMap((p) => p.macro),
-    points: concat(parts.map((p) => p.points)),
-    macroPoints: concat(parts.map((p) => p.macroPoints)),
-    replicates: concat(parts.map((p) => p.replicates)),
-    macroReplicates: concat(parts.map((p) => p.macroReplicates)),
-  };
 }

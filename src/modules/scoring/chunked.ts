@@ -1,0 +1,73 @@
+import type { BootstrapGridResult } from '../../analytics/bootstrap';
+import { kemenyRankIntervals, quantileType7Sorted, type RankIntervalOptions } from '../../analytics/rank-intervals';
+
+/**
+ * Statistics of a paper-sized study take seconds of CPU. Computed in slices with a turn of the
+ * event loop between them, other requests are served meanwhile instead of waiting for the whole
+ * computation. Slicing changes no number: runs are independent in the grid, replicates in the
+ * rank intervals.
+ */
+export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+const REPLICATES_PER_SLICE = 100;
+
+/** Concatenates grids of different runs over the same variables and resamples. */
+export function concatGrids(parts: BootstrapGridResult[]): BootstrapGridResult {
+  const first = parts[0]!;
+  if (parts.length === 1) return first;
+  const concat = (arrays: Float64Array[]) => {
+    const out = new Float64Array(arrays.reduce((n, a) => n + a.length, 0));
+    let offset = 0;
+    for (const a of arrays) {
+      out.set(a, offset);
+      offset += a.length;
+    }
+    return out;
+  };
+  return {
+    ...first,
+    runIds: parts.flatMap((p) => p.runIds),
+    perVariable: parts.flatMap((p) => p.perVariable),
+    macro: parts.flatMap((p) => p.macro),
+    points: concat(parts.map((p) => p.points)),
+    macroPoints: concat(parts.map((p) => p.macroPoints)),
+    replicates: concat(parts.map((p) => p.replicates)),
+    macroReplicates: concat(parts.map((p) => p.macroReplicates)),
+  };
+}
+
+export interface RankIntervalSlices {
+  /** candidate × voter × replicate, replicate fastest. */
+  data: Float64Array;
+  /** candidate × replicate. */
+  macro: Float64Array;
+  candidates: number;
+  voters: number;
+  replicates: number;
+}
+
+/**
+ * kemenyRankIntervals over slices of replicates; the intervals are the same type-7 percentiles,
+ * rounded outward, of all replicates' ranks.
+ */
+export async function rankIntervalsInSlices(
+  input: RankIntervalSlices,
+  options: Omit<RankIntervalOptions, 'macro'> & { level: number },
+): Promise<{ candidate: number; lower: number; upper: number }[]> {
+  const { candidates: K, voters: V, replicates: B } = input;
+  const ranks = new Int32Array(K * B);
+  for (let start = 0; start < B; start += REPLICATES_PER_SLICE) {
+    const count = Math.min(REPLICATES_PER_SLICE, B - start);
+    const slice = kemenyRankIntervals(
+      { data: input.data.subarray(start), candidates: K, voters: V, replicates: count, strides: { candidate: V * B, voter: B, replicate: 1 } },
+      { ...options, macro: { data: input.macro.subarray(start), strides: { candidate: B, replicate: 1 } } },
+    );
+    for (let c = 0; c < K; c++) ranks.set(slice.ranks.subarray(c * count, (c + 1) * count), c * B + start);
+    await yieldToEventLoop();
+  }
+  const alpha = 1 - options.level;
+  return Array.from({ length: K }, (_, c) => {
+    const sorted = ranks.slice(c * B, (c + 1) * B).sort();
+    return { candidate: c, lower: Math.floor(quantileType7Sorted(sorted, alpha / 2)), upper: Math.ceil(quantileType7Sorted(sorted, 1 - alpha / 2)) };
+  });
+}
