@@ -6,14 +6,7 @@
  *
  *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3]
  */
-import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { createApp } from '../../src/app';
-import { openDatabase } from '../../src/db/data-source';
-import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
-import { createLogger } from '../../src/logger';
+import { argument, startBenchServer } from '../support/bench-server';
 
 const REPORTS = 1252;
 const RUNS = 90;
@@ -26,11 +19,6 @@ function lcg(seed: number) {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return s / 2 ** 32;
   };
-}
-
-function argument(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
 async function main(): Promise<void> {
@@ -50,23 +38,8 @@ async function main(): Promise<void> {
     ),
   );
 
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'reportql-bench-'));
-  const database = await startEmbeddedPostgres({ dir, database: 'bench' });
-  const dataSource = await openDatabase({ url: database.url });
-  const app = await createApp(dataSource, createLogger('warn'), { secretKey: 'bench-secret-key-of-reportql' });
-  const port = await app.listen(0, '127.0.0.1');
-  const key = `rql_bench_${Date.now()}_admin_key_xxxxxxxx`;
-  await app.services.apiKeys.ensureServerAdmin(key);
-  const gql = async (query: string, variables: Record<string, unknown>) => {
-    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await response.json()) as { data?: any; errors?: unknown[] };
-    if (body.errors) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  };
+  const server = await startBenchServer();
+  const { gql, port } = server;
 
   try {
     const project = (await gql('mutation { createProject(input: { name: "bench" }) { project { id } } }', {})).createProject.project.id;
@@ -150,10 +123,7 @@ async function main(): Promise<void> {
     process.stdout.write(`/healthz during the cold computation, slowest answer: median ${median(healthWorst).toFixed(0)} ms (runs ${healthWorst.map((x) => x.toFixed(0)).join(', ')})\n`);
     process.stdout.write(`leaderboard cached: median ${median(cached).toFixed(1)} ms (runs ${cached.map((x) => x.toFixed(1)).join(', ')})\n`);
   } finally {
-    await app.close();
-    await dataSource.destroy();
-    await database.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await server.close();
   }
 }
 

@@ -6,14 +6,7 @@
  *
  *   npm run build && node dist/bench/import/import-bench.js [--reports 10000] [--repeats 3]
  */
-import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { createApp } from '../../src/app';
-import { openDatabase } from '../../src/db/data-source';
-import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
-import { createLogger } from '../../src/logger';
+import { argument, startBenchServer } from '../support/bench-server';
 
 const SENTENCES = [
   'Huidexcidaat van 2,4 x 1,1 cm met centraal een onregelmatig bruin-zwarte laesie.',
@@ -24,11 +17,6 @@ const SENTENCES = [
   'Conclusie: geïnfiltreerd melanoom, pT2a, radicaal verwijderd. Přítomnost metastáz neprokázána.',
   'Lymfovasculaire invasie niet aanwezig. Perineurale groei niet gezien. Regressie < 75%.',
 ];
-
-function argument(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-}
 
 function reportText(i: number): string {
   const parts: string[] = [`Verslag ${i}.`];
@@ -54,23 +42,8 @@ function files(n: number): Record<'CSV' | 'JSON' | 'JSONL', string> {
 async function main(): Promise<void> {
   const reports = argument('reports', 10_000);
   const repeats = argument('repeats', 3);
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'reportql-bench-'));
-  const database = await startEmbeddedPostgres({ dir, database: 'bench' });
-  const dataSource = await openDatabase({ url: database.url });
-  const app = await createApp(dataSource, createLogger('warn'), { secretKey: 'bench-secret-key-of-reportql' });
-  const port = await app.listen(0, '127.0.0.1');
-  const key = `rql_bench_${Date.now()}_admin_key_xxxxxxxx`;
-  await app.services.apiKeys.ensureServerAdmin(key);
-  const gql = async (query: string, variables: Record<string, unknown>) => {
-    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await response.json()) as { data?: any; errors?: unknown[] };
-    if (body.errors) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  };
+  const server = await startBenchServer();
+  const { gql } = server;
 
   try {
     const project = (await gql('mutation($n: String!) { createProject(input: { name: $n }) { project { id } } }', { n: 'bench' })).createProject.project.id;
@@ -106,10 +79,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${format}: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} s (runs ${times.map((t) => t.toFixed(2)).join(', ')})\n`);
     }
   } finally {
-    await app.close();
-    await dataSource.destroy();
-    await database.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await server.close();
   }
 }
 

@@ -1,0 +1,50 @@
+import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createApp } from '../../src/app';
+import { openDatabase } from '../../src/db/data-source';
+import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
+import { createLogger } from '../../src/logger';
+
+export interface BenchServer {
+  port: number;
+  /** POST /graphql with the server admin key; throws on GraphQL errors. */
+  gql(query: string, variables: Record<string, unknown>): Promise<any>;
+  close(): Promise<void>;
+}
+
+/** The real server on a fresh embedded PostgreSQL in a temporary folder, for benchmarks. */
+export async function startBenchServer(): Promise<BenchServer> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'reportql-bench-'));
+  const database = await startEmbeddedPostgres({ dir, database: 'bench' });
+  const dataSource = await openDatabase({ url: database.url });
+  const app = await createApp(dataSource, createLogger('warn'), { secretKey: 'bench-secret-key-of-reportql' });
+  const port = await app.listen(0, '127.0.0.1');
+  const key = `rql_bench_${Date.now()}_admin_key_xxxxxxxx`;
+  await app.services.apiKeys.ensureServerAdmin(key);
+  return {
+    port,
+    async gql(query, variables) {
+      const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await response.json()) as { data?: any; errors?: unknown[] };
+      if (body.errors) throw new Error(JSON.stringify(body.errors));
+      return body.data;
+    },
+    async close() {
+      await app.close();
+      await dataSource.destroy();
+      await database.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function argument(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+}
