@@ -91,16 +91,22 @@ function main(): void {
   const repeats = repeatsArg >= 0 ? Number(process.argv[repeatsArg + 1]) : 3;
   const { variables, runs, groups, items, classes } = makeData();
 
-  const timings: Record<string, number[]> = { packed: [], unpacked: [] };
+  const timings: Record<string, number[]> = { default: [], scalar: [] };
   let result = bootstrapGrid({ variables, runs, resamples: B, seed: SEED }); // warm-up
+  let scalar = result;
   for (let k = 0; k < repeats; k++) {
-    for (const mode of ['packed', 'unpacked'] as const) {
+    for (const mode of ['default', 'scalar'] as const) {
       const t0 = process.hrtime.bigint();
-      const g = bootstrapGrid({ variables, runs, resamples: B, seed: SEED, packBinary: mode === 'packed' });
+      const g = bootstrapGrid({ variables, runs, resamples: B, seed: SEED, packBinary: mode === 'default' });
       timings[mode]!.push(Number(process.hrtime.bigint() - t0) / 1e9);
-      if (mode === 'packed') result = g;
+      if (mode === 'default') result = g;
+      else scalar = g;
     }
   }
+  // Both kernels must give the same bits (the 0/1 kernel's sums are exact integers).
+  const bitIdentical =
+    Buffer.compare(Buffer.from(result.replicates.buffer), Buffer.from(scalar.replicates.buffer)) === 0 &&
+    Buffer.compare(Buffer.from(result.macroReplicates.buffer), Buffer.from(scalar.macroReplicates.buffer)) === 0;
 
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'groups.i32'), Buffer.from(groups.buffer));
@@ -127,17 +133,20 @@ function main(): void {
     confidence: result.confidence,
     node: process.version,
     repeats,
-    secondsPacked: timings.packed,
-    secondsUnpacked: timings.unpacked,
-    medianPacked: median(timings.packed!),
-    medianUnpacked: median(timings.unpacked!),
+    secondsDefault: timings.default,
+    secondsScalar: timings.scalar,
+    medianDefault: median(timings.default!),
+    medianScalar: median(timings.scalar!),
+    bitIdentical,
   };
   writeFileSync(join(outDir, 'ts-timing.json'), JSON.stringify(report, null, 2));
   process.stdout.write(
     `TypeScript bootstrapGrid (${R} runs × ${N} reports × ${V} variables, B=${B}, includes resampling and intervals)\n` +
-      `  packed 0/1 kernel:   median ${report.medianPacked.toFixed(3)} s over ${repeats} runs [${timings.packed!.map((t) => t.toFixed(3)).join(', ')}]\n` +
-      `  unpacked kernel:     median ${report.medianUnpacked.toFixed(3)} s over ${repeats} runs [${timings.unpacked!.map((t) => t.toFixed(3)).join(', ')}]\n`,
+      `  default (WebAssembly SIMD 0/1 kernel): median ${report.medianDefault.toFixed(3)} s over ${repeats} runs [${timings.default!.map((t) => t.toFixed(3)).join(', ')}]\n` +
+      `  scalar kernel (packBinary: false):     median ${report.medianScalar.toFixed(3)} s over ${repeats} runs [${timings.scalar!.map((t) => t.toFixed(3)).join(', ')}]\n` +
+      `  replicates of the two kernels bit-identical: ${bitIdentical ? 'yes' : 'NO'}\n`,
   );
+  if (!bitIdentical) process.exitCode = 1;
 }
 
 main();

@@ -148,13 +148,13 @@ export class ReplicateKernel {
 
   /**
    * Replicates of one variable for the runs `runs` whose item scores are all 0 or 1: run r's
-   * scores are xs[r·nv + k] in segment order (nv = idx.length) and their per-group sums
+   * scores are bits[r·nv + k] in segment order (nv = idx.length) and their per-group sums
    * groupSums[r·G + g]; replicate b of run r goes to out[offset + r·runStride + b].
    * O(B·Σ_{r,g} min(#ones, #zeros) / 16) vector operations.
    */
   replicates(
     seg: KernelSegments,
-    xs: Float64Array,
+    bits: Uint8Array,
     groupSums: Float64Array,
     runs: readonly number[],
     out: Float64Array,
@@ -197,18 +197,11 @@ export class ReplicateKernel {
         const tab = (runTab >> 2) + 2 * (q * G + g);
         i32[tab] = at << 2;
         // Branch-free: write every report, advance past it only when it has the listed value.
-        if (2 * ones <= e - s) {
-          i32[tab + 1] = ones;
-          for (let k = s; k < e; k++) {
-            i32[at] = i32[all + k]!;
-            at += xs[row + k]! | 0;
-          }
-        } else {
-          i32[tab + 1] = ~(e - s - ones);
-          for (let k = s; k < e; k++) {
-            i32[at] = i32[all + k]!;
-            at += 1 - (xs[row + k]! | 0);
-          }
+        const flip = 2 * ones <= e - s ? 0 : 1;
+        i32[tab + 1] = flip === 0 ? ones : ~(e - s - ones);
+        for (let k = s; k < e; k++) {
+          i32[at] = i32[all + k]!;
+          at += bits[row + k]! ^ flip;
         }
       }
     }

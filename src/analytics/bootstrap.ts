@@ -158,9 +158,10 @@ export function percentileInterval(
     // Tail quantiles (the usual 95 % interval): the kLow smallest and kHigh largest values by
     // insertion into small sorted buffers, O(m + k² log(m / k)) for replicates in random order.
     // They are the same order statistics a sort yields, so the quantiles are bit-identical.
-    const low = kLow > 0 ? extremes(values, kLow, true) : null;
-    const high = kHigh > 0 ? extremes(values, kHigh, false) : null;
-    for (const k of need) values[k] = 2 * k < m ? low![k]! : high![m - 1 - k]!;
+    const low = new Float64Array(Math.max(1, kLow));
+    const high = new Float64Array(Math.max(1, kHigh));
+    extremes(values, low, kLow, high, kHigh);
+    for (const k of need) values[k] = 2 * k < m ? low[k]! : high[m - 1 - k]!;
   } else {
     // Other levels: place each needed order statistic by selection (O(m) each).
     need.sort((a, b) => a - b);
@@ -189,31 +190,45 @@ export function percentileInterval(
 const SELECT_MIN = 64;
 
 /**
- * The k smallest (ascending) or k largest (descending) of a, by insertion into a sorted buffer
- * of k values. O(m + k · insertions); insertions are O(k log(m / k)) in expectation when a is
- * in random order.
+ * In one pass over a, the kLow smallest values (ascending, into low) and the kHigh largest
+ * (descending, into high), by insertion into the sorted buffers; a value is compared with the
+ * current buffer ends only. O(m + k · insertions), with O(k log(m / k)) insertions in
+ * expectation when a is in random order (as bootstrap replicates are). Needs kLow + kHigh ≤ m.
  */
-function extremes(a: Float64Array, k: number, smallest: boolean): Float64Array {
-  const buf = new Float64Array(k);
+function extremes(a: Float64Array, low: Float64Array, kLow: number, high: Float64Array, kHigh: number): void {
   const m = a.length;
-  const sign = smallest ? 1 : -1;
-  let filled = 0;
-  for (let i = 0; i < m; i++) {
-    const x = a[i]! * sign;
-    if (filled === k) {
-      if (!(x < buf[k - 1]!)) continue;
-    } else {
-      filled++;
-    }
-    let j = filled - 1;
-    while (j > 0 && buf[j - 1]! > x) {
-      buf[j] = buf[j - 1]!;
-      j--;
-    }
-    buf[j] = x;
+  // Seed each buffer with a prefix of a, insertion-sorted.
+  for (let i = 0; i < kLow; i++) {
+    const x = a[i]!;
+    let j = i;
+    for (; j > 0 && low[j - 1]! > x; j--) low[j] = low[j - 1]!;
+    low[j] = x;
   }
-  if (!smallest) for (let j = 0; j < k; j++) buf[j] = -buf[j]!;
-  return buf;
+  for (let i = 0; i < kHigh; i++) {
+    const x = a[i]!;
+    let j = i;
+    for (; j > 0 && high[j - 1]! < x; j--) high[j] = high[j - 1]!;
+    high[j] = x;
+  }
+  const lastLow = kLow - 1;
+  const lastHigh = kHigh - 1;
+  let lowTop = kLow > 0 ? low[lastLow]! : -Infinity;
+  let highTop = kHigh > 0 ? high[lastHigh]! : Infinity;
+  for (let i = Math.min(kLow, kHigh); i < m; i++) {
+    const x = a[i]!;
+    if (x < lowTop && i >= kLow) {
+      let j = lastLow;
+      for (; j > 0 && low[j - 1]! > x; j--) low[j] = low[j - 1]!;
+      low[j] = x;
+      lowTop = low[lastLow]!;
+    }
+    if (x > highTop && i >= kHigh) {
+      let j = lastHigh;
+      for (; j > 0 && high[j - 1]! < x; j--) high[j] = high[j - 1]!;
+      high[j] = x;
+      highTop = high[lastHigh]!;
+    }
+  }
 }
 
 /** Sorted positions {@link quantileType7} reads for level p of m values. */
@@ -279,6 +294,14 @@ export interface ReplicateTarget {
   out: Float64Array;
   offset: number;
   runStride: number;
+}
+
+/** Where the full-sample grouped means go (`out[offset + r·runStride]`); `done` once written. */
+interface PointTarget {
+  out: Float64Array;
+  offset: number;
+  runStride: number;
+  done: boolean;
 }
 
 /** Largest integer (exclusive) a float64 represents exactly: 2^53. */
@@ -363,6 +386,43 @@ class KernelSource {
   }
 }
 
+/**
+ * Copies one run's item scores into xs[row + k] in segment order (and, as u8, into bits, which
+ * is meaningful when they are 0/1), with each group's sum at sums[sumAt + g]; returns whether
+ * every score is 0 or 1.
+ * @throws AnalyticsError BAD_INPUT for a non-finite score of an annotated report.
+ */
+function gatherRun(
+  items: ArrayLike<number>,
+  r: number,
+  idx: Int32Array,
+  segStart: Int32Array,
+  xs: Float64Array,
+  bits: Uint8Array,
+  row: number,
+  sums: Float64Array,
+  sumAt: number,
+): boolean {
+  let binary = true;
+  const G = segStart.length - 1;
+  for (let g = 0; g < G; g++) {
+    let sum = 0;
+    for (let k = segStart[g]!, e = segStart[g + 1]!; k < e; k++) {
+      const v = items[idx[k]!]!;
+      // v − v is NaN exactly for NaN and ±Infinity.
+      if (v - v !== 0) throw new AnalyticsError('BAD_INPUT', `run ${r}: item score ${v} for annotated report ${idx[k]}`);
+      xs[row + k] = v;
+      bits[row + k] = v;
+      sum += v;
+      // For finite v, fl(v·v) = v exactly when v is 0 or 1 (|v² − v| exceeds half an ulp of
+      // v² otherwise); one multiply instead of two compares.
+      if (v * v !== v) binary = false;
+    }
+    sums[sumAt + g] = sum;
+  }
+  return binary;
+}
+
 function groupedMeanReplicatesWith(
   groups: ArrayLike<number>,
   runItems: readonly ArrayLike<number>[],
@@ -371,6 +431,7 @@ function groupedMeanReplicatesWith(
   target: ReplicateTarget | null | undefined,
   packBinary: boolean,
   kernelSource: KernelSource,
+  points?: PointTarget | null,
 ): Float64Array {
   const n = groups.length;
   checkCounts(n, B);
@@ -401,6 +462,8 @@ function groupedMeanReplicatesWith(
     nv++;
   }
   const G = dense.size;
+  let integerCodes = true;
+  for (const code of dense.keys()) if (!Number.isInteger(code)) integerCodes = false;
   const segStart = new Int32Array(G + 1);
   for (let i = 0; i < n; i++) if (codes[i]! >= 0) segStart[codes[i]! + 1]!++;
   for (let g = 0; g < G; g++) segStart[g + 1]! += segStart[g]!;
@@ -413,25 +476,24 @@ function groupedMeanReplicatesWith(
   const binaryRuns: number[] = [];
   const generalRuns: number[] = [];
   const xs = new Float64Array(R * nv);
+  const bits = new Uint8Array(R * nv);
   const groupSums = new Float64Array(R * G);
   for (let r = 0; r < R; r++) {
     const items = runItems[r]!;
     if (items.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `run ${r}: ${items.length} item scores for ${n} reports`);
-    const row = r * nv;
-    let binary = true;
-    for (let g = 0; g < G; g++) {
-      let sum = 0;
-      for (let k = segStart[g]!, e = segStart[g + 1]!; k < e; k++) {
-        const v = items[idx[k]!]!;
-        // v − v is NaN exactly for NaN and ±Infinity.
-        if (v - v !== 0) throw new AnalyticsError('BAD_INPUT', `run ${r}: item score ${v} for annotated report ${idx[k]}`);
-        xs[row + k] = v;
-        sum += v;
-        if (v !== 0 && v !== 1) binary = false;
-      }
-      groupSums[r * G + g] = sum;
-    }
+    const binary = gatherRun(items, r, idx, segStart, xs, bits, r * nv, groupSums, r * G);
     (binary ? binaryRuns : generalRuns).push(r);
+  }
+  if (points && integerCodes) {
+    // metrics.groupedMean per run from the group sums: its num[g] is the same left-to-right sum
+    // of the same scores and den[g] the group size; groups are taken in ascending code order.
+    const order = [...dense.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
+    for (let r = 0; r < R; r++) {
+      let sum = 0;
+      for (const d of order) sum += groupSums[r * G + d]! / (segStart[d + 1]! - segStart[d]!);
+      points.out[points.offset + r * points.runStride] = G === 0 ? NaN : sum / G;
+    }
+    points.done = true;
   }
   const gathered = (r: number): Float64Array => xs.subarray(r * nv, (r + 1) * nv);
 
@@ -439,7 +501,7 @@ function groupedMeanReplicatesWith(
   if (packBinary && G > 0 && binaryRuns.length >= MIN_KERNEL_RUNS) {
     const kernel = kernelSource.get(n, B);
     if (kernel) {
-      kernel.replicates({ idx, segStart, G }, xs, groupSums, binaryRuns, out, offset, runStride);
+      kernel.replicates({ idx, segStart, G }, bits, groupSums, binaryRuns, out, offset, runStride);
       binaryRuns.length = 0;
       if (generalRuns.length === 0) return out;
     }
@@ -448,9 +510,9 @@ function groupedMeanReplicatesWith(
   // A lane sum is at most the largest row sum of the matrix (n for a drawn matrix; a supplied
   // one may sum higher); with a negative multiplicity lanes could borrow, so no packing then.
   const laneBound = packBinary && binaryRuns.length > 1 ? kernelSource.maxRowSum(n, B) : -1;
-  const bits = Math.max(1, Math.ceil(Math.log2(laneBound + 1)));
-  const lanes = laneBound >= 0 ? Math.max(1, Math.floor(MANTISSA_BITS / bits)) : 1;
-  const base = 2 ** bits;
+  const laneBits = Math.max(1, Math.ceil(Math.log2(laneBound + 1)));
+  const lanes = laneBound >= 0 ? Math.max(1, Math.floor(MANTISSA_BITS / laneBits)) : 1;
+  const base = 2 ** laneBits;
   const chunks: { runs: number[]; data: Float64Array }[] = [];
   if (lanes >= 2) {
     for (let c = 0; c < binaryRuns.length; c += lanes) {
@@ -468,6 +530,31 @@ function groupedMeanReplicatesWith(
   }
   for (const r of generalRuns) chunks.push({ runs: [r], data: gathered(r) });
 
+  scalarReplicates(chunks, lanes, base, multiplicities, idx, segStart, n, B, R, out, offset, runStride);
+  return out;
+}
+
+/**
+ * The scalar kernel: per replicate, gather the multiplicities in segment order, then one dot
+ * product per (chunk, group); a chunk is one run or several 0/1 runs packed in float64 lanes of
+ * width `base`. A function of its own so that V8 optimises it independently of the SIMD path.
+ */
+function scalarReplicates(
+  chunks: readonly { runs: number[]; data: Float64Array }[],
+  lanes: number,
+  base: number,
+  multiplicities: Int32Array,
+  idx: Int32Array,
+  segStart: Int32Array,
+  n: number,
+  B: number,
+  R: number,
+  out: Float64Array,
+  offset: number,
+  runStride: number,
+): void {
+  const nv = idx.length;
+  const G = segStart.length - 1;
   const wv = new Float64Array(nv);
   const den = new Float64Array(G);
   const acc = new Float64Array(lanes);
@@ -507,7 +594,6 @@ function groupedMeanReplicatesWith(
       for (const r of chunk.runs) out[offset + r * runStride + b] = present === 0 ? NaN : scoreSum[r]! / present;
     }
   }
-  return out;
 }
 
 /** One variable of a bootstrap grid. */
@@ -608,6 +694,7 @@ export function bootstrapGrid(input: BootstrapGridInput): BootstrapGridResult {
   try {
     variables.forEach((variable, v) => {
       const items = runs.map((r) => r.items[v]!);
+      const pointTarget: PointTarget = { out: points, offset: v, runStride: V, done: false };
       groupedMeanReplicatesWith(
         variable.groups,
         items,
@@ -616,10 +703,13 @@ export function bootstrapGrid(input: BootstrapGridInput): BootstrapGridResult {
         { out: replicates, offset: v * B, runStride: V * B },
         input.packBinary ?? true,
         kernelSource,
+        pointTarget,
       );
-      items.forEach((x, r) => {
-        points[r * V + v] = groupedMean(variable.groups, x);
-      });
+      if (!pointTarget.done) {
+        items.forEach((x, r) => {
+          points[r * V + v] = groupedMean(variable.groups, x);
+        });
+      }
     });
   } finally {
     kernelSource.release();
