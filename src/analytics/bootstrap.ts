@@ -5,8 +5,9 @@
  * grouped mean (metrics.ts): mean over groups g with D_g(w) > 0 of N_g(w) / D_g(w), where
  * N_g(w) = Σ_{i∈g} w_i x_i and D_g(w) = Σ_{i∈g} w_i. One multiplicity matrix, derived only from
  * (N, B, seed), is shared by every run of a dataset, so runs are paired. A grid of runs ×
- * variables × replicates is computed as dense dot products over typed arrays; no metric
- * function is called per replicate.
+ * variables × replicates is computed over typed arrays — integer sums in a WebAssembly SIMD
+ * kernel for 0/1 item scores (bootstrap-kernel.ts), dot products for real-valued ones; no
+ * metric function is called per replicate.
  */
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
 import { ReplicateKernel } from './bootstrap-kernel';
@@ -120,7 +121,10 @@ export function quantileType7(sorted: ArrayLike<number>, p: number): number {
  * Percentile interval of bootstrap replicates: type-7 quantiles at α/2 and 1 − α/2 with
  * α = 1 − confidence (levels computed as (1 − confidence)/2 and 1 − that). Non-finite
  * replicates (statistic undefined in that resample) are dropped; `resamples` counts the rest.
- * O(B log B).
+ * Only the order statistics the two quantiles read are found (tail buffers for tail levels,
+ * selection otherwise; a sort when −0 is present or B < 64), so the result is the sorted-array
+ * definition's bit for bit. O(B) expected for replicates in random order, O(B log B) at worst
+ * for the sort; tail buffers O(B · k) at worst (k ≤ B/8 order statistics per tail).
  *
  * @throws AnalyticsError OUT_OF_RANGE for confidence outside (0, 1).
  */
@@ -129,12 +133,19 @@ export function percentileInterval(
   confidence: number = DEFAULT_CONFIDENCE,
 ): { low: number; high: number; resamples: number } {
   checkConfidence(confidence);
-  const finite = new Float64Array(replicates.length);
+  // Scratch reused across calls (the function is synchronous and returns plain numbers); kept
+  // only up to SCRATCH_MAX values.
+  let finite = intervalScratch;
+  if (finite.length < replicates.length) {
+    finite = new Float64Array(replicates.length);
+    if (replicates.length <= SCRATCH_MAX) intervalScratch = finite;
+  }
   let m = 0;
   let negativeZero = false;
   for (let b = 0; b < replicates.length; b++) {
     const x = replicates[b]!;
-    if (Number.isFinite(x)) {
+    // x − x is 0 exactly for finite x.
+    if (x - x === 0) {
       finite[m++] = x;
       if (x === 0 && 1 / x < 0) negativeZero = true;
     }
@@ -154,14 +165,8 @@ export function percentileInterval(
   if (negativeZero || m < SELECT_MIN) {
     // A sort orders −0 before +0, which selection by `<` cannot see; keep the sort there.
     values.sort();
-  } else if (kLow + kHigh <= m / 8) {
-    // Tail quantiles (the usual 95 % interval): the kLow smallest and kHigh largest values by
-    // insertion into small sorted buffers, O(m + k² log(m / k)) for replicates in random order.
-    // They are the same order statistics a sort yields, so the quantiles are bit-identical.
-    const low = new Float64Array(Math.max(1, kLow));
-    const high = new Float64Array(Math.max(1, kHigh));
-    extremes(values, low, kLow, high, kHigh);
-    for (const k of need) values[k] = 2 * k < m ? low[k]! : high[m - 1 - k]!;
+  } else if (kLow + kHigh <= Math.min(m / 8, TAIL_MAX) && tailOrderStatistics(values, need, kLow, kHigh)) {
+    // Tail quantiles (the usual 95 % interval): done in place by tailOrderStatistics.
   } else {
     // Other levels: place each needed order statistic by selection (O(m) each).
     need.sort((a, b) => a - b);
@@ -186,49 +191,75 @@ export function percentileInterval(
   };
 }
 
+let intervalScratch = new Float64Array(0);
+const SCRATCH_MAX = 1 << 16;
+
 /** Below this many values a sort is as fast as selection. */
 const SELECT_MIN = 64;
+/** Largest total size of the tail buffers (beyond it selection is as fast). */
+const TAIL_MAX = 256;
 
 /**
- * In one pass over a, the kLow smallest values (ascending, into low) and the kHigh largest
- * (descending, into high), by insertion into the sorted buffers; a value is compared with the
- * current buffer ends only. O(m + k · insertions), with O(k log(m / k)) insertions in
- * expectation when a is in random order (as bootstrap replicates are). Needs kLow + kHigh ≤ m.
+ * Writes the needed order statistics into their sorted positions of `values`, from the kLow
+ * smallest and kHigh largest values found by {@link extremes}. Returns false, leaving `values`
+ * unchanged, when the input order made the buffers too costly (the caller then selects).
  */
-function extremes(a: Float64Array, low: Float64Array, kLow: number, high: Float64Array, kHigh: number): void {
+function tailOrderStatistics(values: Float64Array, need: readonly number[], kLow: number, kHigh: number): boolean {
+  const m = values.length;
+  const low = new Float64Array(Math.max(1, kLow));
+  const high = new Float64Array(Math.max(1, kHigh));
+  if (!extremes(values, low, kLow, high, kHigh)) return false;
+  for (const k of need) values[k] = 2 * k < m ? low[k]! : high[m - 1 - k]!;
+  return true;
+}
+
+/**
+ * In one pass over a (finite values), the kLow smallest values (ascending, into low) and the
+ * kHigh largest (descending, into high), by insertion into the sorted buffers; a value is
+ * compared with the current buffer ends only. O(m + k · insertions), with k(1 + ln(m / k)) insertions in
+ * expectation when a is in random order (as bootstrap replicates are); gives up (returns false)
+ * after four times that many plus 64, which bounds the work on adversarial orders.
+ * Needs kLow + kHigh ≤ m.
+ */
+function extremes(a: Float64Array, low: Float64Array, kLow: number, high: Float64Array, kHigh: number): boolean {
   const m = a.length;
-  // Seed each buffer with a prefix of a, insertion-sorted.
-  for (let i = 0; i < kLow; i++) {
-    const x = a[i]!;
-    let j = i;
-    for (; j > 0 && low[j - 1]! > x; j--) low[j] = low[j - 1]!;
-    low[j] = x;
-  }
-  for (let i = 0; i < kHigh; i++) {
-    const x = a[i]!;
-    let j = i;
-    for (; j > 0 && high[j - 1]! < x; j--) high[j] = high[j - 1]!;
-    high[j] = x;
-  }
+  const k = Math.max(kLow, kHigh);
+  let budget = 2 * 4 * k * (1 + Math.log(m / k)) + 64;
+  // Buffers start full of ±Infinity, so (a being finite) the first values always enter.
+  low.fill(Infinity);
+  high.fill(-Infinity);
   const lastLow = kLow - 1;
   const lastHigh = kHigh - 1;
-  let lowTop = kLow > 0 ? low[lastLow]! : -Infinity;
-  let highTop = kHigh > 0 ? high[lastHigh]! : Infinity;
-  for (let i = Math.min(kLow, kHigh); i < m; i++) {
+  let lowTop = kLow > 0 ? Infinity : -Infinity;
+  let highTop = kHigh > 0 ? -Infinity : Infinity;
+  for (let i = 0; i < m; i++) {
     const x = a[i]!;
-    if (x < lowTop && i >= kLow) {
-      let j = lastLow;
-      for (; j > 0 && low[j - 1]! > x; j--) low[j] = low[j - 1]!;
-      low[j] = x;
-      lowTop = low[lastLow]!;
+    if (x < lowTop) {
+      if (--budget < 0) return false;
+      lowTop = insertAscending(low, lastLow, x);
     }
-    if (x > highTop && i >= kHigh) {
-      let j = lastHigh;
-      for (; j > 0 && high[j - 1]! < x; j--) high[j] = high[j - 1]!;
-      high[j] = x;
-      highTop = high[lastHigh]!;
+    if (x > highTop) {
+      if (--budget < 0) return false;
+      highTop = insertDescending(high, lastHigh, x);
     }
   }
+  return true;
+}
+
+/** Insert x into buf (ascending), dropping buf[last]; returns the new buf[last]. */
+function insertAscending(buf: Float64Array, last: number, x: number): number {
+  let j = last;
+  for (; j > 0 && buf[j - 1]! > x; j--) buf[j] = buf[j - 1]!;
+  buf[j] = x;
+  return buf[last]!;
+}
+
+/** Insert x into buf (descending), dropping buf[last]; returns the new buf[last]. */
+function insertDescending(buf: Float64Array, last: number, x: number): number {
+  let j = last;
+  for (; j > 0 && buf[j - 1]! < x; j--) buf[j] = buf[j - 1]!;
+  buf[j] = x;
+  return buf[last]!;
 }
 
 /** Sorted positions {@link quantileType7} reads for level p of m values. */
@@ -313,13 +344,18 @@ const MANTISSA_BITS = 53;
  * −1 = report without reference, which keeps its multiplicity but adds nothing).
  *
  * Replicate (r, b) = mean over groups g with D_g(w_b) > 0 of N_gr(w_b) / D_g(w_b). Reports are
- * reordered so each group is a contiguous segment; for each replicate the multiplicities are
- * gathered once and each (run, group) numerator is one dot product. Runs whose item scores
- * are all 0/1 are packed several to a float64 (lanes of ⌈log2(n+1)⌉ bits, since no lane sum
- * exceeds Σw = n), which keeps every sum an exact integer and divides the work by the lane
- * count (`packBinary = false` turns this off, for verification and benchmarks). Result layout:
- * run-major, replicate fastest, unless a target is given.
- * O(B · n_annotated · (1 + runs / lanes)).
+ * reordered so each group is a contiguous segment. Runs whose item scores are all 0/1 go to
+ * the integer kernel of bootstrap-kernel.ts (WebAssembly SIMD: per (run, group) only the
+ * minority value's reports are summed, 128 replicates at a time); the numerators are exact
+ * integers, so the replicates are bit-identical to the scalar kernel's. Other runs, and 0/1
+ * runs when that kernel is unavailable or declines the matrix (an entry outside 0…255 or a row
+ * sum above 65535), use the scalar kernel: per replicate the multiplicities are gathered once
+ * and each (run, group) numerator is one dot product in segment order, with 0/1 runs packed
+ * several to a float64 (lanes wide enough for the largest row sum, so sums stay exact).
+ * `packBinary = false` sends every run to the unpacked scalar kernel (verification,
+ * benchmarks). Result layout: run-major, replicate fastest, unless a target is given.
+ * O(B · Σ_{r,g} min(#ones, #zeros) / 16) vector operations for 0/1 runs, O(B · n_annotated) per
+ * other run, plus O(B · n) to load the matrix.
  *
  * @throws AnalyticsError LENGTH_MISMATCH for inconsistent lengths; BAD_INPUT for a non-finite
  *   item score of an annotated report.
@@ -339,9 +375,6 @@ export function groupedMeanReplicates(
     kernelSource.release();
   }
 }
-
-/** Fewest 0/1 runs for which loading the multiplicities into the SIMD kernel pays off. */
-const MIN_KERNEL_RUNS = 1;
 
 /**
  * The SIMD kernel with one multiplicity matrix loaded, created on first use and shared by every
@@ -498,7 +531,7 @@ function groupedMeanReplicatesWith(
   const gathered = (r: number): Float64Array => xs.subarray(r * nv, (r + 1) * nv);
 
   // 0/1 runs go to the SIMD kernel when it is available; the scalar loop below takes the rest.
-  if (packBinary && G > 0 && binaryRuns.length >= MIN_KERNEL_RUNS) {
+  if (packBinary && G > 0 && binaryRuns.length > 0) {
     const kernel = kernelSource.get(n, B);
     if (kernel) {
       kernel.replicates({ idx, segStart, G }, bits, groupSums, binaryRuns, out, offset, runStride);
@@ -621,7 +654,10 @@ export interface BootstrapGridInput {
   confidence?: number;
   /** A precomputed B × n matrix from {@link bootstrapMultiplicities}, to share across calls. */
   multiplicities?: Int32Array | null;
-  /** Pack 0/1 item scores of several runs into one float64 (default true; exact either way). */
+  /**
+   * Integer kernel for 0/1 item scores (default true): WebAssembly SIMD, or several runs packed
+   * in float64 lanes where that is unavailable. Exact either way; false = scalar kernel only.
+   */
   packBinary?: boolean;
 }
 
@@ -661,7 +697,9 @@ function variableWeights(variables: readonly GridVariable[]): Float64Array {
  * full-sample grouped means; each replicate recomputes every variable's score from the shared
  * multiplicities, and the macro average of a replicate is Σ_v u_v s_rvb / Σ_v u_v over the
  * variables defined in that replicate (u = weights). Intervals: {@link percentileInterval}.
- * O(B · V · n · (1 + runs / lanes)) time, O(runs · V · B + B · n) memory.
+ * The multiplicity matrix is loaded into the 0/1 kernel once for all variables.
+ * Time: O(B · n) for the matrix, {@link groupedMeanReplicates} per variable, O(runs · V · B)
+ * for the macro replicates and intervals; memory O(runs · V · B + B · n).
  *
  * @throws AnalyticsError BAD_INPUT / LENGTH_MISMATCH on inconsistent shapes; OUT_OF_RANGE for
  *   confidence outside (0, 1).
