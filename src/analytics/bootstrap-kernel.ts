@@ -25,6 +25,8 @@ import {
 } from './bootstrap-kernel-wasm';
 
 const PAGE = 65536;
+/** Reused instances keep at most this much memory. */
+const KEEP_BYTES = 64 << 20;
 /** Keep every address well inside i32 arithmetic. */
 const MAX_BYTES = 1 << 30;
 const MAX_LANE_SUM = 65535;
@@ -44,7 +46,6 @@ type VariableBlockFn = (
 
 let cachedModule: WebAssembly.Module | null | undefined;
 let shared: ReplicateKernel | null = null;
-const KEEP_BYTES = 64 << 20;
 
 function kernelModule(): WebAssembly.Module | null {
   if (cachedModule === undefined) {
@@ -69,19 +70,33 @@ export interface KernelSegments {
 
 /**
  * A WebAssembly instance holding one multiplicity matrix. Not re-entrant (synchronous use only);
- * create one per grid. O(B·n) memory for the matrix.
+ * {@link ReplicateKernel.acquire} one per grid and release it. O(B·n) memory for the matrix.
  */
 export class ReplicateKernel {
-  private readonly memory: WebAssembly.Memory;
-  private readonly variableBlock: VariableBlockFn;
+  private memory!: WebAssembly.Memory;
+  private variableBlock!: VariableBlockFn;
   private n = 0;
   private B = 0;
   private blocks = 0;
   private flush = 1;
   private loaded = false;
 
-  private constructor(instance: WebAssembly.Instance) {
-    this.memory = instance.exports.memory as WebAssembly.Memory;
+  private constructor(
+    private readonly mod: WebAssembly.Module,
+    bytes: number,
+  ) {
+    this.instantiate(bytes, 0);
+  }
+
+  /**
+   * A new memory of at least `bytes` (never grown later: see buildReplicateKernelModule) and an
+   * instance on it; the first `keep` bytes of the previous memory are copied over.
+   */
+  private instantiate(bytes: number, keep: number): void {
+    const memory = new WebAssembly.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
+    if (keep > 0) new Uint8Array(memory.buffer).set(new Uint8Array(this.memory.buffer, 0, keep));
+    const instance = new WebAssembly.Instance(this.mod, { env: { memory } });
+    this.memory = memory;
     this.variableBlock = instance.exports.variableBlock as VariableBlockFn;
   }
 
@@ -93,7 +108,7 @@ export class ReplicateKernel {
   static acquire(): ReplicateKernel | null {
     const mod = kernelModule();
     if (!mod) return null;
-    const kernel = shared ?? new ReplicateKernel(new WebAssembly.Instance(mod, {}));
+    const kernel = shared ?? new ReplicateKernel(mod, PAGE);
     shared = null;
     return kernel;
   }
@@ -104,10 +119,13 @@ export class ReplicateKernel {
     if (this.memory.buffer.byteLength <= KEEP_BYTES) shared = this;
   }
 
-  private ensure(bytes: number): boolean {
+  /**
+   * Make the memory hold `bytes`, keeping its first `keep` bytes; a larger memory gets a quarter
+   * more room than asked so the next variables usually fit.
+   */
+  private ensure(bytes: number, keep: number): boolean {
     if (bytes > MAX_BYTES) return false;
-    const have = this.memory.buffer.byteLength;
-    if (bytes > have) this.memory.grow(Math.ceil((bytes - have) / PAGE));
+    if (bytes > this.memory.buffer.byteLength) this.instantiate(Math.min(MAX_BYTES, bytes + (bytes >> 2)), keep);
     return true;
   }
 
@@ -120,7 +138,8 @@ export class ReplicateKernel {
     this.loaded = false;
     const blocks = Math.ceil(B / LANES);
     const end = MULTIPLICITY_ADDR + blocks * n * LANES;
-    if (!this.ensure(end)) return false;
+    // Room for the matrix and, typically, the largest variable's tables and lists.
+    if (!this.ensure(end + Math.max(1 << 20, end >> 1), 0)) return false;
     const u8 = new Uint8Array(this.memory.buffer);
     // Lanes past B stay 0 so they add nothing.
     u8.fill(0, MULTIPLICITY_ADDR + (blocks - 1) * n * LANES, end);
@@ -174,7 +193,7 @@ export class ReplicateKernel {
     const lists = outAddr + RUN_STRIDE * R;
     // Lists: every group's reports, then per (run, group) at most ⌊n_g / 2⌋ minority reports
     // (+1: the branch-free fill writes one slot past the end).
-    if (!this.ensure(lists + 4 * (nv + R * Math.floor(nv / 2) + R * G + 1))) {
+    if (!this.ensure(lists + 4 * (nv + R * Math.floor(nv / 2) + R * G + 1), groupTab)) {
       throw new Error('ReplicateKernel: variable does not fit');
     }
     const buf = this.memory.buffer;

@@ -420,9 +420,9 @@ class KernelSource {
 }
 
 /**
- * Copies one run's item scores into xs[row + k] in segment order (and, as u8, into bits, which
- * is meaningful when they are 0/1), with each group's sum at sums[sumAt + g]; returns whether
- * every score is 0 or 1.
+ * Checks one run's item scores and copies them, as u8, into bits[row + k] in segment order
+ * (meaningful when they are 0/1), with each group's left-to-right sum at sums[sumAt + g];
+ * returns whether every score is 0 or 1.
  * @throws AnalyticsError BAD_INPUT for a non-finite score of an annotated report.
  */
 function gatherRun(
@@ -430,7 +430,6 @@ function gatherRun(
   r: number,
   idx: Int32Array,
   segStart: Int32Array,
-  xs: Float64Array,
   bits: Uint8Array,
   row: number,
   sums: Float64Array,
@@ -444,7 +443,6 @@ function gatherRun(
       const v = items[idx[k]!]!;
       // v − v is NaN exactly for NaN and ±Infinity.
       if (v - v !== 0) throw new AnalyticsError('BAD_INPUT', `run ${r}: item score ${v} for annotated report ${idx[k]}`);
-      xs[row + k] = v;
       bits[row + k] = v;
       sum += v;
       // For finite v, fl(v·v) = v exactly when v is 0 or 1 (|v² − v| exceeds half an ulp of
@@ -504,17 +502,16 @@ function groupedMeanReplicatesWith(
   const idx = new Int32Array(nv);
   for (let i = 0; i < n; i++) if (codes[i]! >= 0) idx[fill[codes[i]!]!++] = i;
 
-  // Gather items in segment order (one buffer, row per run) with per-(run, group) sums; split
-  // runs into 0/1 and general.
+  // Check and gather items in segment order (one buffer, row per run) with per-(run, group)
+  // sums; split runs into 0/1 and general.
   const binaryRuns: number[] = [];
   const generalRuns: number[] = [];
-  const xs = new Float64Array(R * nv);
   const bits = new Uint8Array(R * nv);
   const groupSums = new Float64Array(R * G);
   for (let r = 0; r < R; r++) {
     const items = runItems[r]!;
     if (items.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `run ${r}: ${items.length} item scores for ${n} reports`);
-    const binary = gatherRun(items, r, idx, segStart, xs, bits, r * nv, groupSums, r * G);
+    const binary = gatherRun(items, r, idx, segStart, bits, r * nv, groupSums, r * G);
     (binary ? binaryRuns : generalRuns).push(r);
   }
   if (points && integerCodes) {
@@ -528,7 +525,11 @@ function groupedMeanReplicatesWith(
     }
     points.done = true;
   }
-  const gathered = (r: number): Float64Array => xs.subarray(r * nv, (r + 1) * nv);
+  // Scores as float64 in segment order, for the scalar kernel only.
+  const gathered = (r: number): Float64Array => {
+    const items = runItems[r]!;
+    return Float64Array.from(idx, (i) => items[i]!);
+  };
 
   // 0/1 runs go to the SIMD kernel when it is available; the scalar loop below takes the rest.
   if (packBinary && G > 0 && binaryRuns.length > 0) {
