@@ -121,10 +121,10 @@ export function quantileType7(sorted: ArrayLike<number>, p: number): number {
  * Percentile interval of bootstrap replicates: type-7 quantiles at α/2 and 1 − α/2 with
  * α = 1 − confidence (levels computed as (1 − confidence)/2 and 1 − that). Non-finite
  * replicates (statistic undefined in that resample) are dropped; `resamples` counts the rest.
- * Only the order statistics the two quantiles read are found (tail buffers for tail levels,
- * selection otherwise; a sort when −0 is present or B < 64), so the result is the sorted-array
- * definition's bit for bit. O(B) expected for replicates in random order, O(B log B) at worst
- * for the sort; tail buffers O(B · k) at worst (k ≤ B/8 order statistics per tail).
+ * Only the order statistics the two quantiles read are found — by a histogram of the values
+ * (O(B)), or, when a needed bucket is crowded, tail buffers for tail levels or selection (O(B)
+ * expected); a sort when −0 is present or B < 64 — so the result is the sorted-array
+ * definition's bit for bit.
  *
  * @throws AnalyticsError OUT_OF_RANGE for confidence outside (0, 1).
  */
@@ -165,8 +165,10 @@ export function percentileInterval(
   if (negativeZero || m < SELECT_MIN) {
     // A sort orders −0 before +0, which selection by `<` cannot see; keep the sort there.
     values.sort();
+  } else if (histogramOrderStatistics(values, need)) {
+    // Done in place: the usual case.
   } else if (kLow + kHigh <= Math.min(m / 8, TAIL_MAX) && tailOrderStatistics(values, need, kLow, kHigh)) {
-    // Tail quantiles (the usual 95 % interval): done in place by tailOrderStatistics.
+    // Tail quantiles over skewed values: done in place by tailOrderStatistics.
   } else {
     // Other levels: place each needed order statistic by selection (O(m) each).
     need.sort((a, b) => a - b);
@@ -196,6 +198,104 @@ const SCRATCH_MAX = 1 << 16;
 
 /** Below this many values a sort is as fast as selection. */
 const SELECT_MIN = 64;
+/** Histogram buckets: at most this many, and at most this many values in a needed bucket. */
+const HIST_MAX_BUCKETS = 4096;
+const HIST_MAX_IN_BUCKET = 64;
+const histCounts = new Int32Array(HIST_MAX_BUCKETS);
+/** Slot of each needed bucket, −1 elsewhere (reset after each use). */
+const histSlots = new Int8Array(HIST_MAX_BUCKETS).fill(-1);
+/** Values of the needed buckets: at most 4 positions are needed, so at most 4 slots. */
+const histPicked = new Float64Array(4 * HIST_MAX_IN_BUCKET);
+
+/**
+ * Order statistics by bucketing: bucket(x) = ⌊(x − min)·NB/(max − min)⌋ is non-decreasing in x
+ * (each rounding step is monotone), so the value of sorted position k lies in the bucket where
+ * the cumulative count passes k, at rank k − (count before it). Three passes (range, counts,
+ * collect the needed buckets' values) and a sort of those few values: O(m + NB). Writes each
+ * needed position of `values`; returns false, leaving `values` unchanged, when the range is
+ * not representable or a needed bucket holds more than HIST_MAX_IN_BUCKET values (then
+ * another method is used).
+ */
+function histogramOrderStatistics(values: Float64Array, need: readonly number[]): boolean {
+  const m = values.length;
+  let lo = values[0]!;
+  let hi = lo;
+  for (let i = 1; i < m; i++) {
+    const x = values[i]!;
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+  }
+  if (lo === hi) {
+    for (const k of need) values[k] = lo;
+    return true;
+  }
+  let NB = 256;
+  while (NB < HIST_MAX_BUCKETS && NB * 4 < m) NB *= 2;
+  const scale = NB / (hi - lo);
+  if (!(scale > 0 && scale < Infinity)) return false;
+  const last = NB - 1;
+  const counts = histCounts;
+  counts.fill(0, 0, NB);
+  for (let i = 0; i < m; i++) {
+    const b = ((values[i]! - lo) * scale) | 0;
+    counts[b < last ? b : last]!++;
+  }
+  // Needed buckets in ascending order (need may be unsorted): slot per bucket, count before it.
+  const order = [...need].sort((a, b) => a - b);
+  const slotOf = histSlots;
+  const bucketOfSlot: number[] = [];
+  const before: number[] = [];
+  let cum = 0;
+  let q = 0;
+  for (let b = 0; b < NB && q < order.length; b++) {
+    const c = counts[b]!;
+    if (order[q]! < cum + c) {
+      if (c > HIST_MAX_IN_BUCKET) {
+        for (const used of bucketOfSlot) slotOf[used] = -1;
+        return false;
+      }
+      slotOf[b] = bucketOfSlot.length;
+      bucketOfSlot.push(b);
+      before.push(cum);
+      while (q < order.length && order[q]! < cum + c) q++;
+    }
+    cum += c;
+  }
+  // Collect the needed buckets' values (slot s at picked[s·MAX …]) and sort each.
+  const picked = histPicked;
+  const fill = [0, 0, 0, 0, 0, 0, 0, 0].slice(0, bucketOfSlot.length);
+  for (let i = 0; i < m; i++) {
+    const x = values[i]!;
+    const b = ((x - lo) * scale) | 0;
+    const s = slotOf[b < last ? b : last]!;
+    if (s >= 0) picked[s * HIST_MAX_IN_BUCKET + fill[s]!++] = x;
+  }
+  for (let s = 0; s < bucketOfSlot.length; s++) {
+    insertionSort(picked, s * HIST_MAX_IN_BUCKET, s * HIST_MAX_IN_BUCKET + fill[s]!);
+    slotOf[bucketOfSlot[s]!] = -1;
+  }
+  const out: number[] = [];
+  for (const k of need) {
+    let s = bucketOfSlot.length - 1;
+    while (before[s]! > k) s--;
+    out.push(picked[s * HIST_MAX_IN_BUCKET + k - before[s]!]!);
+  }
+  need.forEach((k, j) => {
+    values[k] = out[j]!;
+  });
+  return true;
+}
+
+/** Sorts a[from..to) ascending in place (for a few values). */
+function insertionSort(a: Float64Array, from: number, to: number): void {
+  for (let i = from + 1; i < to; i++) {
+    const x = a[i]!;
+    let j = i;
+    for (; j > from && a[j - 1]! > x; j--) a[j] = a[j - 1]!;
+    a[j] = x;
+  }
+}
+
 /** Largest total size of the tail buffers (beyond it selection is as fast). */
 const TAIL_MAX = 256;
 
