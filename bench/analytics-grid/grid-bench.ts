@@ -1,7 +1,8 @@
 /**
  * Paper-scale bootstrap grid benchmark (METRICS.md §5): 90 runs × 1252 reports × 16 variables
  * (12 categorical with 2–9 classes scored by balanced accuracy, 4 numeric scored by accuracy),
- * B = 1000, all per-variable and macro percentile intervals.
+ * B = 1000, all per-variable and macro percentile intervals; the default (WebAssembly SIMD 0/1
+ * kernel) and the scalar kernel (packBinary: false), which must agree bit for bit.
  *
  * Writes the synthetic data, the multiplicity matrix and the TypeScript results to
  * bench/.data/analytics-grid/ so grid_numpy.py computes the same grid from the same resamples.
@@ -10,7 +11,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { bootstrapGrid } from '../../src/analytics/bootstrap';
+import { bootstrapGrid, bootstrapMultiplicities, percentileInterval } from '../../src/analytics/bootstrap';
 import type { GridRun, GridVariable } from '../../src/analytics/bootstrap';
 
 const N = 1252;
@@ -103,6 +104,18 @@ function main(): void {
       else scalar = g;
     }
   }
+  // Parts of the default time, measured on their own: drawing the matrix, and the 90 × 16 + 90
+  // percentile intervals.
+  const parts: Record<string, number[]> = { draw: [], intervals: [] };
+  for (let k = 0; k < repeats; k++) {
+    let t0 = process.hrtime.bigint();
+    bootstrapMultiplicities(N, B, SEED);
+    parts.draw!.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    t0 = process.hrtime.bigint();
+    for (let j = 0; j < R * V; j++) percentileInterval(result.replicates.subarray(j * B, (j + 1) * B));
+    for (let r = 0; r < R; r++) percentileInterval(result.macroReplicates.subarray(r * B, (r + 1) * B));
+    parts.intervals!.push(Number(process.hrtime.bigint() - t0) / 1e9);
+  }
   // Both kernels must give the same bits (the 0/1 kernel's sums are exact integers).
   const bitIdentical =
     Buffer.compare(Buffer.from(result.replicates.buffer), Buffer.from(scalar.replicates.buffer)) === 0 &&
@@ -137,6 +150,8 @@ function main(): void {
     secondsScalar: timings.scalar,
     medianDefault: median(timings.default!),
     medianScalar: median(timings.scalar!),
+    medianDraw: median(parts.draw!),
+    medianIntervals: median(parts.intervals!),
     bitIdentical,
   };
   writeFileSync(join(outDir, 'ts-timing.json'), JSON.stringify(report, null, 2));
@@ -144,6 +159,7 @@ function main(): void {
     `TypeScript bootstrapGrid (${R} runs × ${N} reports × ${V} variables, B=${B}, includes resampling and intervals)\n` +
       `  default (WebAssembly SIMD 0/1 kernel): median ${report.medianDefault.toFixed(3)} s over ${repeats} runs [${timings.default!.map((t) => t.toFixed(3)).join(', ')}]\n` +
       `  scalar kernel (packBinary: false):     median ${report.medianScalar.toFixed(3)} s over ${repeats} runs [${timings.scalar!.map((t) => t.toFixed(3)).join(', ')}]\n` +
+      `    parts, timed alone: drawing the matrix ${report.medianDraw.toFixed(3)} s, the ${R * V + R} percentile intervals ${report.medianIntervals.toFixed(3)} s (medians)\n` +
       `  replicates of the two kernels bit-identical: ${bitIdentical ? 'yes' : 'NO'}\n`,
   );
   if (!bitIdentical) process.exitCode = 1;
