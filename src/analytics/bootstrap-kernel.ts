@@ -23,6 +23,7 @@ import {
   RUN_STRIDE,
   buildReplicateKernelModule,
 } from './bootstrap-kernel-wasm';
+import { AnalyticsError } from './errors';
 
 const PAGE = 65536;
 /** Reused instances keep at most this much memory. */
@@ -168,8 +169,11 @@ export class ReplicateKernel {
   /**
    * Replicates of one variable for the runs `runs` whose item scores are all 0 or 1: run r's
    * scores are bits[r·nv + k] in segment order (nv = idx.length) and their per-group sums
-   * groupSums[r·G + g]; replicate b of run r goes to out[offset + r·runStride + b].
-   * O(B·Σ_{r,g} min(#ones, #zeros) / 16) vector operations.
+   * groupSums[r·G + g]; replicate b of run r goes to out[offset + r·runStride + b]. Returns
+   * false, writing nothing, when the variable's tables would not fit in memory (the caller then
+   * uses the scalar kernel). O(B·Σ_{r,g} min(#ones, #zeros) / 16) vector operations.
+   *
+   * @throws AnalyticsError BAD_INPUT when no matrix is loaded.
    */
   replicates(
     seg: KernelSegments,
@@ -179,8 +183,8 @@ export class ReplicateKernel {
     out: Float64Array,
     offset: number,
     runStride: number,
-  ): void {
-    if (!this.loaded) throw new Error('ReplicateKernel: no multiplicity matrix loaded');
+  ): boolean {
+    if (!this.loaded) throw new AnalyticsError('BAD_INPUT', 'ReplicateKernel: no multiplicity matrix loaded');
     const { idx, segStart, G } = seg;
     const R = runs.length;
     const nv = idx.length;
@@ -193,9 +197,7 @@ export class ReplicateKernel {
     const lists = outAddr + RUN_STRIDE * R;
     // Lists: every group's reports, then per (run, group) at most ⌊n_g / 2⌋ minority reports
     // (+1: the branch-free fill writes one slot past the end).
-    if (!this.ensure(lists + 4 * (nv + R * Math.floor(nv / 2) + R * G + 1), groupTab)) {
-      throw new Error('ReplicateKernel: variable does not fit');
-    }
+    if (!this.ensure(lists + 4 * (nv + R * Math.floor(nv / 2) + R * G + 1), groupTab)) return false;
     const buf = this.memory.buffer;
     const i32 = new Int32Array(buf);
     const f64 = new Float64Array(buf);
@@ -232,6 +234,7 @@ export class ReplicateKernel {
         out.set(f64.subarray(src, src + len), offset + runs[q]! * runStride + j * LANES);
       }
     }
+    return true;
   }
 }
 

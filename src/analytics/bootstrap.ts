@@ -634,8 +634,7 @@ function groupedMeanReplicatesWith(
   // 0/1 runs go to the SIMD kernel when it is available; the scalar loop below takes the rest.
   if (packBinary && G > 0 && binaryRuns.length > 0) {
     const kernel = kernelSource.get(n, B);
-    if (kernel) {
-      kernel.replicates({ idx, segStart, G }, bits, groupSums, binaryRuns, out, offset, runStride);
+    if (kernel && kernel.replicates({ idx, segStart, G }, bits, groupSums, binaryRuns, out, offset, runStride)) {
       binaryRuns.length = 0;
       if (generalRuns.length === 0) return out;
     }
