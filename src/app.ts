@@ -5,7 +5,8 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, parse } from 'graphql';
+import { checkQueryCost } from './graphql/query-cost';
 import { useServer } from 'graphql-ws/use/ws';
 import type { DataSource } from 'typeorm';
 import { WebSocketServer } from 'ws';
@@ -51,6 +52,15 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         const principal = await services.apiKeys.authenticate(header);
         return createContext(dataSource, services, logger, principal);
       },
+      onSubscribe: (_ctx, _id, payload) => {
+        try {
+          checkQueryCost(parse(payload.query), payload.operationName, payload.variables ?? {});
+        } catch (error) {
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
+        return undefined;
+      },
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         try {
@@ -73,6 +83,13 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginDrainHttpServer({ httpServer: server }),
       {
+        async requestDidStart() {
+          return {
+            async didResolveOperation(request) {
+              checkQueryCost(request.document, request.operationName, request.request.variables ?? {});
+            },
+          };
+        },
         async serverWillStart() {
           return {
             async drainServer() {

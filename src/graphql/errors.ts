@@ -86,7 +86,8 @@ export function createErrorFormatter(log: (correlationId: string, error: unknown
     }
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && PASS_THROUGH_CODES.has(code)) {
-      return { ...formatted, extensions: { code } };
+      const { stacktrace: _stacktrace, http: _http, ...extensions } = formatted.extensions ?? {};
+      return { ...formatted, extensions: { ...extensions, code } };
     }
     if (error instanceof GraphQLError && !error.originalError) {
       // Variable and argument coercion errors carry no original error and no code.
