@@ -33,7 +33,10 @@ export class CreateUseCaseInput {
   @Field(() => [VariableInput]) variables!: VariableInput[];
 }
 
-@InputType({ description: 'Fields left out stay as they are; `variables`, when given, is the new full list (matched by key).' })
+@InputType({
+  description:
+    'Fields left out stay as they are; `variables`, when given, is the new full list (matched by key). Leaving a variable out deletes it and its annotations, which needs the ADMIN role.',
+})
 export class UpdateUseCaseInput {
   @Field(() => ID) id!: string;
   @Field(() => String, { nullable: true }) name?: string | null;

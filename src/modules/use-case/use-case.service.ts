@@ -123,7 +123,7 @@ export class UseCaseService {
       return await this.dataSource.transaction(async (manager) => {
         useCase.updatedAt = new Date();
         await manager.getRepository(UseCase).save(useCase);
-        if (drafts) await this.replaceVariables(manager, useCase, drafts);
+        if (drafts) await this.replaceVariables(principal, manager, useCase, drafts);
         if (drafts || tokensChanged) await this.renormalise(manager, useCase);
         return useCase;
       });
@@ -147,13 +147,17 @@ export class UseCaseService {
   }
 
   /** Matches the new list by key: kept variables keep their id (and their annotations). */
-  private async replaceVariables(manager: EntityManager, useCase: UseCase, drafts: VariableDraft[]): Promise<void> {
+  private async replaceVariables(principal: Principal, manager: EntityManager, useCase: UseCase, drafts: VariableDraft[]): Promise<void> {
     const repo = manager.getRepository(Variable);
     const existing = await repo.findBy({ useCaseId: useCase.id });
     const byKey = new Map(existing.map((v) => [v.key, v]));
     const keep = new Set(drafts.map((d) => d.key));
-    const removed = existing.filter((v) => !keep.has(v.key)).map((v) => v.id);
-    if (removed.length > 0) await repo.delete({ id: In(removed) });
+    const removed = existing.filter((v) => !keep.has(v.key));
+    if (removed.length > 0) {
+      // Removing a variable deletes its annotations: a deletion, so ADMIN only.
+      requireRole(principal, useCase.projectId, Role.ADMIN, 'Use case');
+      await repo.delete({ id: In(removed.map((v) => v.id)) });
+    }
     for (const draft of drafts) {
       const current = byKey.get(draft.key);
       if (current) await repo.update({ id: current.id }, variableRow(draft, useCase));
@@ -200,7 +204,7 @@ export class UseCaseService {
     const predictions = await manager
       .getRepository(Prediction)
       .createQueryBuilder('p')
-      .select(['p.id', 'p.parsed', 'p.status', 'p.cells', 'p.raw', 'p.reasoning', 'p.finishReason'])
+      .select(['p.id', 'p.parsed', 'p.status', 'p.cells', 'p.raw', 'p.reasoning', 'p.finishReason', 'p.samples'])
       .where('p.run_id IN (:...runIds)', { runIds })
       .getMany();
     const rows = predictions
