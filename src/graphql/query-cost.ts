@@ -10,9 +10,12 @@ import {
 } from 'graphql';
 import { DEFAULT_PAGE_SIZE } from './connection';
 
-/** Fields that compute statistics: each costs as much as loading this many objects. */
+/**
+ * Fields that compute statistics: each costs as much as loading this many objects per 1000
+ * bootstrap resamples (options.resamples, default 1000), whether or not a cached result exists.
+ */
 const STATISTICS_FIELDS = new Set(['scores', 'leaderboard', 'consensusRanking', 'groupSummary', 'interRaterAgreement', 'varianceDecomposition']);
-const STATISTICS_COST = 1_000;
+export const STATISTICS_COST = 5_000;
 
 export const MAX_QUERY_COST = 500_000;
 export const MAX_QUERY_DEPTH = 15;
@@ -21,6 +24,17 @@ function argumentValue(value: ValueNode, variables: Record<string, unknown>): un
   if (value.kind === Kind.VARIABLE) return variables[value.name.value];
   if (value.kind === Kind.INT) return Number(value.value);
   return undefined;
+}
+
+function resamplesOf(field: FieldNode, variables: Record<string, unknown>): number {
+  const options = field.arguments?.find((a) => a.name.value === 'options')?.value;
+  let resamples: unknown;
+  if (options?.kind === Kind.VARIABLE) resamples = (variables[options.name.value] as { resamples?: unknown } | null | undefined)?.resamples;
+  else if (options?.kind === Kind.OBJECT) {
+    const value = options.fields.find((f) => f.name.value === 'resamples')?.value;
+    if (value) resamples = argumentValue(value, variables);
+  }
+  return typeof resamples === 'number' && Number.isFinite(resamples) ? resamples : 1000;
 }
 
 /**
@@ -57,7 +71,7 @@ export function estimateQueryCost(
   };
   const fieldCost = (field: FieldNode, depth: number, seen: Set<string>): number => {
     if (field.name.value.startsWith('__')) return 0;
-    const own = STATISTICS_FIELDS.has(field.name.value) ? STATISTICS_COST : 1;
+    const own = STATISTICS_FIELDS.has(field.name.value) ? STATISTICS_COST * Math.max(1, resamplesOf(field, variables) / 1000) : 1;
     const below = field.selectionSet ? visit(field.selectionSet, depth + 1, seen) : 0;
     const first = field.arguments?.find((a) => a.name.value === 'first');
     const isConnection = first !== undefined || field.selectionSet?.selections.some((s) => s.kind === Kind.FIELD && (s.name.value === 'edges' || s.name.value === 'nodes'));

@@ -249,4 +249,28 @@ describe('endpoints, extraction and framework configs through GraphQL', () => {
     expect(fake.requests.filter((r) => r.path.endsWith('/embeddings')).length).toBe(embeddingCalls);
     expect(second.data!.node.scores.variables[0].estimate.value).toBeCloseTo(site.estimate.value, 12);
   });
+
+  it("keeps within the endpoint's maxConcurrency and bounds self-consistency samples", async () => {
+    const registered = await t.gql(
+      `mutation($i: RegisterEndpointInput!) { registerEndpoint(input: $i) { models { id servedName } } }`,
+      { i: { projectId, name: 'narrow', baseUrl: fake.baseUrl, kind: 'VLLM', apiKey: 'sk-endpoint-secret', maxConcurrency: 2 } },
+    );
+    const narrowModel = registered.data!.registerEndpoint.models.find((m: { servedName: string }) => m.servedName === 'qwen3-8b').id;
+    fake.reset();
+    let inFlight = 0;
+    let most = 0;
+    fake.setHandler(async () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      inFlight--;
+      return { content: JSON.stringify(ANSWER) };
+    });
+    const result = await t.gql(EXTRACT, { i: { modelId: narrowModel, useCaseId, strategy: 'SELF_CONSISTENCY', text: 'Melanoom.', samples: 8 } });
+    expect(result.errors).toBeUndefined();
+    expect(fake.chatRequests()).toHaveLength(8);
+    expect(most).toBe(2);
+    const tooMany = await t.gql(EXTRACT, { i: { modelId: narrowModel, useCaseId, strategy: 'SELF_CONSISTENCY', text: 'Melanoom.', samples: 500 } });
+    expect(tooMany.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
 });

@@ -5,8 +5,33 @@ import type { SecretBox } from '../../llm/secret-box';
 import type { ChatFn } from '../../llm/types';
 import type { Endpoint } from './endpoint.entity';
 
-/** Clients for a stored endpoint: its key decrypted only here, in memory, per call site. */
+/** At most `limit` calls at once; the others wait in arrival order. */
+class Semaphore {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(public limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
+    try {
+      return await task();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+/**
+ * Clients for a stored endpoint: its key decrypted only here, in memory, per call site. Every
+ * chat call of this process to one endpoint goes through that endpoint's semaphore, so the
+ * endpoint never sees more than its maxConcurrency requests from here at once.
+ */
 export class EndpointConnections {
+  private readonly limits = new Map<string, Semaphore>();
+
   constructor(private readonly box: SecretBox) {}
 
   seal(apiKey: string): string {
@@ -18,7 +43,15 @@ export class EndpointConnections {
   }
 
   chat(endpoint: Endpoint): ChatFn {
-    return createChatClient({ baseUrl: endpoint.baseUrl, apiKey: this.apiKeyOf(endpoint), kind: endpoint.kind, timeoutMs: endpoint.timeoutMs });
+    const client = createChatClient({ baseUrl: endpoint.baseUrl, apiKey: this.apiKeyOf(endpoint), kind: endpoint.kind, timeoutMs: endpoint.timeoutMs });
+    let semaphore = this.limits.get(endpoint.id);
+    if (!semaphore) {
+      semaphore = new Semaphore(endpoint.maxConcurrency);
+      if (endpoint.id) this.limits.set(endpoint.id, semaphore);
+    }
+    semaphore.limit = endpoint.maxConcurrency;
+    const limiter = semaphore;
+    return (request) => limiter.run(() => client(request));
   }
 
   embed(endpoint: Endpoint, model: string): EmbedFn {

@@ -56,6 +56,10 @@ function definedSampling(sampling: SamplingParams | null | undefined): EngineSam
   return out;
 }
 
+/** Self-consistency samples per request: each is a model call. */
+export const MAX_SAMPLES = 20;
+const MAX_EXAMPLES = 20;
+
 export class ExtractionService {
   constructor(
     private readonly dataSource: DataSource,
@@ -71,6 +75,16 @@ export class ExtractionService {
     if (!model.endpointId) throw badInput('This model has no endpoint (it is known only from imported runs)', { field: 'modelId' });
     const endpoint = await this.endpoints.getEndpoint(principal, model.endpointId);
     if (!input.text.trim()) throw badInput('text must not be empty', { field: 'text' });
+    const bounded = (field: string, value: number | null | undefined, max: number) => {
+      if (value !== null && value !== undefined && (!Number.isInteger(value) || value < 1 || value > max)) {
+        throw badInput(`${field} must be an integer from 1 to ${max}`, { field });
+      }
+    };
+    bounded('samples', input.samples, MAX_SAMPLES);
+    bounded('temperatures', input.temperatures?.length, MAX_SAMPLES);
+    bounded('exampleCount', input.exampleCount, MAX_EXAMPLES);
+    bounded('contextLimitTokens', input.contextLimitTokens, 10_000_000);
+    bounded('stepTimeoutMs', input.stepTimeoutMs, 3_600_000);
     const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
     const prompt = await this.promptFor(useCase, promptId);
     const sampling = { ...definedSampling(model.defaultSampling), ...definedSampling(input.sampling) };

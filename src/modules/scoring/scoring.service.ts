@@ -116,6 +116,17 @@ export class ScoringService {
     this.embedderResolver = resolver;
   }
 
+  /**
+   * Checks what the options refer to before any cached result is served: a cached result must
+   * not answer a caller who may not use the embedding model behind it.
+   */
+  private async authorise(principal: Principal, options: ResolvedStatsOptions): Promise<void> {
+    if (options.embeddingModelId) {
+      if (!this.embedderResolver) throw badInput('No embedding provider is available');
+      await this.embedderResolver(options.embeddingModelId, principal);
+    }
+  }
+
   resolveOptions(options: StatsOptions | null | undefined): ResolvedStatsOptions {
     const o = options ?? ({} as Partial<StatsOptions>);
     const resamples = o.resamples ?? 1000;
@@ -142,6 +153,7 @@ export class ScoringService {
   async runScores(principal: Principal, run: Run, options: ResolvedStatsOptions): Promise<RunScores> {
     requireRole(principal, run.projectId, Role.VIEWER, 'Run');
     if (!run.datasetId) throw badInput('This run has no dataset, so there is nothing to score it against');
+    await this.authorise(principal, options);
     const datasetId = run.datasetId;
     return this.cache.getOrCompute(run.projectId, 'runScores', { run: run.id, options }, async () => {
       const g = await this.datasetGrid(principal, datasetId, [run], options);
@@ -196,10 +208,12 @@ export class ScoringService {
     requireRole(principal, useCase.projectId, Role.VIEWER, 'Use case');
     const dataset = await this.dataSource.getRepository(Dataset).findOneBy({ id: datasetId });
     if (!dataset || dataset.useCaseId !== useCase.id) throw notFound('Dataset');
+    await this.authorise(principal, options);
     return this.cache.getOrCompute(useCase.projectId, 'leaderboard', { dataset: datasetId, level, options }, async () => {
       const runs = await this.scoredRuns(datasetId);
       if (runs.length === 0) return { method: RankingMethod.KEMENY_YOUNG, exact: true, score: 0, lowerBound: 0, voterCount: 0, entries: [] };
       const g = await this.datasetGrid(principal, datasetId, runs, options);
+      if (!g.grid) throw badInput('No variable has a reference value in this dataset, so there is nothing to rank by');
       return this.rankDatasetGrid(g, level, options);
     });
   }
@@ -274,8 +288,9 @@ export class ScoringService {
   ): Promise<Ranking> {
     requireRole(principal, projectId, Role.VIEWER, 'Project');
     const useCases = await this.useCasesOf(projectId, useCaseIds);
+    await this.authorise(principal, options);
     return this.cache.getOrCompute(projectId, 'consensus', { useCaseIds, level, voters, options }, async () => {
-      const units = await this.unitsOf(principal, useCases, options);
+      const units = await this.unitsOf(principal, useCases, level, options);
       // Candidates: model (MODEL level) or model × strategy (RUN level), matched across use cases.
       const keyOf = (run: Run) => (level === RankingLevel.MODEL ? (run.modelId ?? `run:${run.id}`) : `${run.modelId ?? `run:${run.id}`}|${run.strategy}`);
       const candidateKeys: string[] = [];
@@ -301,7 +316,7 @@ export class ScoringService {
       const macroReps = new Float64Array(K * Math.max(B, 1));
       const macroRepCount = new Float64Array(K * Math.max(B, 1));
       for (const unit of units) {
-        const grid = unit.g.grid!;
+        const grid = unit.g.grid!; // unitsOf keeps only datasets with a grid
         const V = unit.g.variableIndex.length;
         const GB = grid.resamples;
         const addVoter = (point: (r: number) => number, replicate: (r: number, b: number) => number) => {
@@ -390,13 +405,14 @@ export class ScoringService {
   async groupSummary(principal: Principal, projectId: string, useCaseIds: string[], groupBy: ModelGrouping, options: ResolvedStatsOptions): Promise<GroupSummary[]> {
     requireRole(principal, projectId, Role.VIEWER, 'Project');
     const useCases = await this.useCasesOf(projectId, useCaseIds);
+    await this.authorise(principal, options);
     return this.cache.getOrCompute(projectId, 'groups', { useCaseIds, groupBy, options }, async () => {
-      const units = await this.unitsOf(principal, useCases, options);
+      const units = await this.unitsOf(principal, useCases, RankingLevel.MODEL, options);
       const runs = units.flatMap((u) => u.selected.map((r) => u.g.runs[r]!));
       const models = await this.modelsOf(runs);
       const groups = new Map<string, { members: { model: string; value: number; replicates: Float64Array }[]; models: Set<string> }>();
       for (const unit of units) {
-        const grid = unit.g.grid!;
+        const grid = unit.g.grid!; // unitsOf keeps only datasets with a grid
         const B = grid.resamples;
         for (const r of unit.selected) {
           const run = unit.g.runs[r]!;
@@ -446,16 +462,28 @@ export class ScoringService {
     }
   }
 
-  /** Per (use case, dataset): the grid of its runs and the selected runs (each model's best run at MODEL level, all at RUN level). */
-  private async unitsOf(principal: Principal, useCases: UseCase[], options: ResolvedStatsOptions) {
+  /**
+   * Per (use case, dataset): the grid of its runs and the runs that stand for candidates: all
+   * runs at RUN level, each model's best-ranked run at MODEL level. Datasets without a reference
+   * standard (or without any annotated variable) have nothing to rank and are left out.
+   */
+  private async unitsOf(principal: Principal, useCases: UseCase[], level: RankingLevel, options: ResolvedStatsOptions) {
     const units: { g: DatasetGrid; selected: number[] }[] = [];
     for (const useCase of useCases) {
       const datasets = await this.dataSource.getRepository(Dataset).find({ where: { useCaseId: useCase.id }, order: { createdAt: 'ASC' } });
       for (const dataset of datasets) {
         const runs = await this.scoredRuns(dataset.id);
         if (runs.length === 0) continue;
-        const g = await this.datasetGrid(principal, dataset.id, runs, options);
-        const grid = g.grid!;
+        const frame = await loadFrame(this.dataSource, dataset.id);
+        const ownReference = options.referenceAnnotatorId !== null && frame.annotators.some((a) => a.id === options.referenceAnnotatorId);
+        if (!ownReference && !frame.annotators.some((a) => a.isReference)) continue;
+        const g = await this.datasetGrid(principal, dataset.id, runs, ownReference ? options : { ...options, referenceAnnotatorId: null });
+        if (!g.grid) continue;
+        const grid = g.grid;
+        if (level === RankingLevel.RUN) {
+          units.push({ g, selected: runs.map((_, r) => r) });
+          continue;
+        }
         const V = g.variableIndex.length;
         const voterScores = Array.from({ length: V }, (_, v) => Float64Array.from({ length: runs.length }, (_, r) => grid.points[r * V + v]!));
         const order = kemeny(voterScores, { macro: grid.macroPoints, names: runs.map((r) => `${r.name}\u0000${r.id}`) }).order;
@@ -470,6 +498,7 @@ export class ScoringService {
 
   async interRaterAgreement(principal: Principal, dataset: Dataset, annotatorIds: string[] | null, options: ResolvedStatsOptions): Promise<AgreementSummary> {
     requireRole(principal, dataset.projectId, Role.VIEWER, 'Dataset');
+    await this.authorise(principal, options);
     return this.cache.getOrCompute(dataset.projectId, 'agreement', { dataset: dataset.id, annotatorIds, options }, async () => {
       const frame = await loadFrame(this.dataSource, dataset.id);
       const chosen = this.agreementAnnotators(frame, annotatorIds);

@@ -50,17 +50,18 @@ registerEnumType(ModelGrouping, { name: 'ModelGrouping' });
 
 @InputType({ description: 'Options of every statistic (METRICS.md §5).' })
 export class StatsOptions {
-  @Field(() => Int, { defaultValue: 1000, description: 'Bootstrap resamples B (0: point estimates only; at most 10000).' })
-  resamples!: number;
-  @Field(() => Int, { defaultValue: 42, description: 'Seed of the resamples; the same seed gives the same intervals.' })
-  seed!: number;
-  @Field(() => Float, { defaultValue: 0.95 }) confidence!: number;
+  @Field(() => Int, { nullable: true, defaultValue: 1000, description: 'Bootstrap resamples B (0: point estimates only; at most 10000).' })
+  resamples?: number | null;
+  @Field(() => Int, { nullable: true, defaultValue: 42, description: 'Seed of the resamples; the same seed gives the same intervals.' })
+  seed?: number | null;
+  @Field(() => Float, { nullable: true, defaultValue: 0.95 }) confidence?: number | null;
   @Field(() => ID, { nullable: true, description: "Default: the dataset's reference annotator." })
   referenceAnnotatorId?: string | null;
   @Field(() => ID, { nullable: true, description: 'An embedding model; default: the built-in lexical embedder.' })
   embeddingModelId?: string | null;
-  @Field(() => ScoringMode, { defaultValue: ScoringMode.EFFECTIVE }) scoring!: ScoringMode;
-  @Field({ defaultValue: false, description: 'Score categorical variables through their collapse maps.' }) collapsed!: boolean;
+  @Field(() => ScoringMode, { nullable: true, defaultValue: ScoringMode.EFFECTIVE }) scoring?: ScoringMode | null;
+  @Field(() => Boolean, { nullable: true, defaultValue: false, description: 'Score categorical variables through their collapse maps.' })
+  collapsed?: boolean | null;
 }
 
 @ObjectType({ description: 'A point estimate on the full sample with its percentile bootstrap interval.' })

@@ -20,7 +20,17 @@ describe('query cost', () => {
 
   it('weighs statistics fields and follows fragments', () => {
     const query = `query { node(id: "x") { ...U } } fragment U on UseCase { runs(first: 10) { nodes { scores { validity } } } }`;
-    expect(cost(query).cost).toBe(1 + 1 + 10 * (1 + (1000 + 1)));
+    expect(cost(query).cost).toBe(1 + 1 + 10 * (1 + (5000 + 1)));
+  });
+
+  it('makes statistics with more resamples cost more, also through variables', () => {
+    const literal = '{ node(id: "x") { ... on Run { scores(options: { resamples: 10000 }) { validity } } } }';
+    expect(cost(literal).cost).toBe(1 + 50_000 + 1);
+    const variable = 'query($o: StatsOptions) { node(id: "x") { ... on Run { scores(options: $o) { validity } } } }';
+    expect(cost(variable, { o: { resamples: 2000 } }).cost).toBe(1 + 10_000 + 1);
+    // ten aliased expensive computations in one request are refused
+    const aliased = `{ ${Array.from({ length: 10 }, (_, k) => `a${k}: node(id: "x") { ... on Run { scores(options: { resamples: 10000, seed: ${k} }) { validity } } }`).join(' ')} }`;
+    expect(cost(aliased).cost).toBeGreaterThan(MAX_QUERY_COST);
   });
 
   it('lets introspection through and stops an exploding nesting', () => {
