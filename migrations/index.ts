@@ -2,6 +2,7 @@ import { InitialSchema1764450000000 } from './1764450000000-initial-schema';
 import { AnalyticsCache1764460000000 } from './1764460000000-analytics-cache';
 import { VariableExtractionFields1764470000000 } from './1764470000000-variable-extraction-fields';
 import { MillisecondTimestamps1764480000000 } from './1764480000000-millisecond-timestamps';
+import { AppendOnlyAnalyticsChanges1764490000000 } from './1764490000000-append-only-analytics-changes';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: Function[] = [
@@ -9,4 +10,5 @@ export const MIGRATIONS: Function[] = [
   AnalyticsCache1764460000000,
   VariableExtractionFields1764470000000,
   MillisecondTimestamps1764480000000,
+  AppendOnlyAnalyticsChanges1764490000000,
 ];

@@ -45,6 +45,9 @@ export async function openDatabase(options: DataSourceOptions): Promise<DataSour
     await runner.query('SELECT pg_advisory_lock(7423001)');
     try {
       await dataSource.runMigrations({ transaction: 'each' });
+      // Only each project's newest analytics change matters (it is the revision): drop the rest.
+      await runner.query(`DELETE FROM analytics_changes c USING (SELECT project_id, max(id) AS newest FROM analytics_changes GROUP BY project_id) k
+        WHERE c.project_id = k.project_id AND c.id < k.newest`);
     } finally {
       await runner.query('SELECT pg_advisory_unlock(7423001)');
     }

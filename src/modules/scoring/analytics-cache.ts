@@ -3,8 +3,9 @@ import type { DataSource } from 'typeorm';
 
 /**
  * Results of statistics keyed by (project revision, what was asked). Any write to a project's
- * annotations, predictions, variables, runs, reports or models moves its revision on (database
- * triggers), so an entry can never outlive its inputs, in any process. Concurrent requests for
+ * annotations, predictions, variables, runs, reports or models appends a change (database
+ * triggers) and so moves the project's revision on: an entry can never outlive its inputs, in
+ * any process. The granularity is the project: a write anywhere in it recomputes its statistics. Concurrent requests for
  * the same cold entry share one computation.
  */
 export class AnalyticsCache {
@@ -16,7 +17,9 @@ export class AnalyticsCache {
   ) {}
 
   async revision(projectId: string): Promise<string> {
-    const rows = (await this.dataSource.query('SELECT revision FROM project_revisions WHERE project_id = $1', [projectId])) as { revision: string }[];
+    const rows = (await this.dataSource.query('SELECT max(id) AS revision FROM analytics_changes WHERE project_id = $1', [projectId])) as {
+      revision: string | null;
+    }[];
     return rows[0]?.revision ?? '0';
   }
 
