@@ -17,5 +17,5 @@ export function createContext(
   logger: Logger,
   principal: Principal,
 ): GraphQLContext {
-  return { principal, services, loaders: new LoaderRegistry(dataSource, principal), logger };
+  return { principal, services, loaders: new LoaderRegistry(dataSource, principal, services), logger };
 }

@@ -1,9 +1,10 @@
 import DataLoader from 'dataloader';
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { Principal } from '../modules/api-key/principal';
+import type { Services } from '../services';
 import { canSee } from '../modules/api-key/principal';
 
-export type LoaderFactory<K, V> = (dataSource: DataSource, principal: Principal) => DataLoader<K, V>;
+export type LoaderFactory<K, V> = (dataSource: DataSource, principal: Principal, services: Services) => DataLoader<K, V>;
 
 /**
  * Per-request DataLoaders. Modules keep their loader factories beside their code; the
@@ -15,12 +16,13 @@ export class LoaderRegistry {
   constructor(
     private readonly dataSource: DataSource,
     private readonly principal: Principal,
+    private readonly services: Services,
   ) {}
 
   get<K, V>(factory: LoaderFactory<K, V>): DataLoader<K, V> {
     let loader = this.loaders.get(factory as LoaderFactory<unknown, unknown>);
     if (!loader) {
-      loader = factory(this.dataSource, this.principal) as DataLoader<unknown, unknown>;
+      loader = factory(this.dataSource, this.principal, this.services) as DataLoader<unknown, unknown>;
       this.loaders.set(factory as LoaderFactory<unknown, unknown>, loader);
     }
     return loader as DataLoader<K, V>;

@@ -1,10 +1,13 @@
 import { Arg, Ctx, FieldResolver, ID, Resolver, Root } from 'type-graphql';
+import DataLoader from 'dataloader';
 import type { GraphQLContext } from '../../graphql/context';
+import type { LoaderFactory } from '../../graphql/loader-registry';
 import { decodeId } from '../../graphql/node';
 import { Dataset } from '../dataset/dataset.entity';
 import { Project } from '../project/project.entity';
 import { Run } from '../run/run.entity';
 import { UseCase } from '../use-case/use-case.entity';
+import type { ResolvedStatsOptions } from './scoring.service';
 import {
   AgreementSummary,
   GroupSummary,
@@ -17,11 +20,33 @@ import {
   VoterScheme,
 } from './stats.types';
 
+/** Run.scores of every run in a response, computed together per dataset and options. */
+const runScoresLoader: LoaderFactory<{ run: Run; options: ResolvedStatsOptions }, RunScores> = (_dataSource, principal, services) =>
+  new DataLoader(
+    async (keys) => {
+      const byOptions = new Map<string, { options: ResolvedStatsOptions; indices: number[] }>();
+      keys.forEach((key, i) => {
+        const id = JSON.stringify(key.options);
+        const entry = byOptions.get(id) ?? { options: key.options, indices: [] };
+        entry.indices.push(i);
+        byOptions.set(id, entry);
+      });
+      const results: (RunScores | Error)[] = new Array(keys.length);
+      for (const { options, indices } of byOptions.values()) {
+        const scores = await services.scoring.runScoresMany(principal, indices.map((i) => keys[i]!.run), options);
+        indices.forEach((i, k) => (results[i] = scores[k]!));
+      }
+      return results;
+    },
+    { cacheKeyFn: (key) => `${key.run.id}:${JSON.stringify(key.options)}` },
+  );
+
 @Resolver(() => Run)
 export class RunScoresResolver {
   @FieldResolver(() => RunScores, { description: 'Per-variable scores with bootstrap intervals against the reference standard (METRICS.md §2–§5).' })
   scores(@Root() run: Run, @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null, @Ctx() ctx: GraphQLContext) {
-    return ctx.services.scoring.runScores(ctx.principal, run, ctx.services.scoring.resolveOptions(options));
+    const resolved = ctx.services.scoring.resolveOptions(options);
+    return ctx.loaders.get(runScoresLoader).load({ run, options: resolved });
   }
 }
 

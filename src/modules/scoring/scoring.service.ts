@@ -20,6 +20,7 @@ import type { NormalisedCell } from '../../analytics/types';
 import { INVALID_CATEGORIES } from '../../analytics/types';
 import { bestRunPerModel } from '../../analytics/rank-intervals';
 import { badInput, notFound } from '../../graphql/errors';
+import { LlmError } from '../../llm/llm-error';
 import { decodeId } from '../../graphql/node';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
@@ -151,55 +152,88 @@ export class ScoringService {
   // ---------------------------------------------------------------- run scores
 
   async runScores(principal: Principal, run: Run, options: ResolvedStatsOptions): Promise<RunScores> {
-    requireRole(principal, run.projectId, Role.VIEWER, 'Run');
-    if (!run.datasetId) throw badInput('This run has no dataset, so there is nothing to score it against');
+    const [scores] = await this.runScoresMany(principal, [run], options);
+    if (scores instanceof Error) throw scores;
+    return scores!;
+  }
+
+  /**
+   * Scores of several runs, one computation per dataset: the dataset, its reference and
+   * agreement are loaded once and the runs bootstrapped together (each run's numbers are the
+   * same as alone: the resamples are shared). A run that cannot be scored gets its error.
+   */
+  async runScoresMany(principal: Principal, runs: readonly Run[], options: ResolvedStatsOptions): Promise<(RunScores | Error)[]> {
     await this.authorise(principal, options);
-    const datasetId = run.datasetId;
-    return this.cache.getOrCompute(run.projectId, 'runScores', { run: run.id, options }, async () => {
-      const g = await this.datasetGrid(principal, datasetId, [run], options);
-      const records = g.records[0]!;
-      const variables: VariableScore[] = [];
-      const invalidTotals: Record<string, number> = {};
-      let validTotal = 0;
-      let nTotal = 0;
-      const ira = await this.agreementByVariable(principal, g.frame, options);
-      g.variableIndex.forEach((vi, column) => {
-        const spec = g.frame.specs[vi]!;
-        const refs = g.references.map((r) => r?.[spec.key]);
-        const preds = records.map((r) => r?.[spec.key] as NormalisedCell | undefined);
-        const detail = scoreVariable(spec, refs, preds, { similarity: g.similarity, embedder: g.embedder });
-        for (const [category, count] of Object.entries(detail.invalid)) invalidTotals[category] = (invalidTotals[category] ?? 0) + count;
-        validTotal += detail.valid;
-        nTotal += detail.n;
-        const fromGrid = g.grid ? g.grid.perVariable[0]![column]! : null;
-        const conditionalValue = options.collapsed && detail.collapsed ? detail.collapsed.primary.conditional : detail.primary.conditional;
-        const effective = options.scoring === ScoringMode.EFFECTIVE ? toEstimate(fromGrid, options.resamples) : null;
-        const conditional = options.scoring === ScoringMode.CONDITIONAL ? toEstimate(fromGrid, options.resamples) : pointEstimate(conditionalValue);
-        const effectivePoint = options.collapsed && detail.collapsed ? detail.collapsed.primary.effective : detail.primary.effective;
-        variables.push({
-          variable: g.frame.variables[vi]!,
-          metric: detail.metric as Metric,
-          n: detail.n,
-          estimate: effective ?? pointEstimate(effectivePoint)!,
-          conditional,
-          collapsed: detail.collapsed ? pointEstimate(detail.collapsed.primary.effective) : null,
-          validity: detail.validity,
-          invalid: invalidCounts(detail.invalid),
-          interRaterAgreement: ira.get(spec.key) ?? null,
-          embedder: detail.embedder ? { ...detail.embedder } : null,
+    const byDataset = new Map<string, Run[]>();
+    const out = new Map<string, RunScores | Error>();
+    for (const run of runs) {
+      try {
+        requireRole(principal, run.projectId, Role.VIEWER, 'Run');
+        if (!run.datasetId) throw badInput('This run has no dataset, so there is nothing to score it against');
+        byDataset.set(run.datasetId, [...(byDataset.get(run.datasetId) ?? []), run]);
+      } catch (error) {
+        out.set(run.id, error as Error);
+      }
+    }
+    for (const [datasetId, group] of byDataset) {
+      const ids = [...new Set(group.map((r) => r.id))].sort();
+      const unique = ids.map((id) => group.find((r) => r.id === id)!);
+      try {
+        const results = await this.cache.getOrCompute(unique[0]!.projectId, 'runScores', { runs: ids, options }, async () => {
+          const g = await this.datasetGrid(principal, datasetId, unique, options);
+          const ira = await this.agreementByVariable(principal, g.frame, options);
+          return unique.map((_, r) => this.scoresOf(g, r, ira, options));
         });
+        unique.forEach((run, r) => out.set(run.id, results[r]!));
+      } catch (error) {
+        for (const run of unique) out.set(run.id, error as Error);
+      }
+    }
+    return runs.map((run) => out.get(run.id)!);
+  }
+
+  private scoresOf(g: DatasetGrid, r: number, ira: Map<string, Estimate>, options: ResolvedStatsOptions): RunScores | Error {
+    const records = g.records[r]!;
+    const variables: VariableScore[] = [];
+    const invalidTotals: Record<string, number> = {};
+    let validTotal = 0;
+    let nTotal = 0;
+    g.variableIndex.forEach((vi, column) => {
+      const spec = g.frame.specs[vi]!;
+      const refs = g.references.map((x) => x?.[spec.key]);
+      const preds = records.map((x) => x?.[spec.key] as NormalisedCell | undefined);
+      const detail = scoreVariable(spec, refs, preds, { similarity: g.similarity, embedder: g.embedder });
+      for (const [category, count] of Object.entries(detail.invalid)) invalidTotals[category] = (invalidTotals[category] ?? 0) + count;
+      validTotal += detail.valid;
+      nTotal += detail.n;
+      const fromGrid = g.grid ? g.grid.perVariable[r]![column]! : null;
+      const conditionalValue = options.collapsed && detail.collapsed ? detail.collapsed.primary.conditional : detail.primary.conditional;
+      const effective = options.scoring === ScoringMode.EFFECTIVE ? toEstimate(fromGrid, options.resamples) : null;
+      const conditional = options.scoring === ScoringMode.CONDITIONAL ? toEstimate(fromGrid, options.resamples) : pointEstimate(conditionalValue);
+      const effectivePoint = options.collapsed && detail.collapsed ? detail.collapsed.primary.effective : detail.primary.effective;
+      variables.push({
+        variable: g.frame.variables[vi]!,
+        metric: detail.metric as Metric,
+        n: detail.n,
+        estimate: effective ?? pointEstimate(effectivePoint)!,
+        conditional,
+        collapsed: detail.collapsed ? pointEstimate(detail.collapsed.primary.effective) : null,
+        validity: detail.validity,
+        invalid: invalidCounts(detail.invalid),
+        interRaterAgreement: ira.get(spec.key) ?? null,
+        embedder: detail.embedder ? { ...detail.embedder } : null,
       });
-      const macro = g.grid ? toEstimate(g.grid.macro[0]!, options.resamples) : null;
-      if (!macro) throw badInput('No variable of this run has a reference value in the dataset, so it has no score');
-      return {
-        macroAverage: macro,
-        validity: nTotal === 0 ? 0 : validTotal / nTotal,
-        invalid: invalidCounts(invalidTotals),
-        variables,
-        reference: g.reference,
-        embedder: { ...g.embedder },
-      };
     });
+    const macro = g.grid ? toEstimate(g.grid.macro[r]!, options.resamples) : null;
+    if (!macro) return badInput('No variable of this run has a reference value in the dataset, so it has no score');
+    return {
+      macroAverage: macro,
+      validity: nTotal === 0 ? 0 : validTotal / nTotal,
+      invalid: invalidCounts(invalidTotals),
+      variables,
+      reference: g.reference,
+      embedder: { ...g.embedder },
+    };
   }
 
   // ---------------------------------------------------------------- leaderboard
@@ -696,7 +730,15 @@ export class ScoringService {
       else missing.push(text);
     });
     if (missing.length > 0) {
-      const vectors = await embedder.embed(missing);
+      let vectors: Float32Array[];
+      try {
+        vectors = await embedder.embed(missing);
+      } catch (error) {
+        if (error instanceof LlmError) {
+          throw badInput(`The embedding model ${model} could not embed the texts: ${error.message}`, { field: 'options.embeddingModelId' });
+        }
+        throw error;
+      }
       missing.forEach((text, i) => map.set(text, vectors[i]!));
       for (let i = 0; i < missing.length; i += 1000) {
         const chunk = missing.slice(i, i + 1000);
