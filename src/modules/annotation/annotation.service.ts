@@ -8,11 +8,13 @@ import type { RowError } from '../imports/import-errors';
 import { importFailure } from '../imports/import.types';
 import { parseAnnotations } from '../imports/parse-annotations';
 import { parseRecords } from '../imports/parse-records';
+import { containsNul, NUL_REASON } from '../imports/text-checks';
+import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { UseCase } from '../use-case/use-case.entity';
 import { toSpec } from '../use-case/variable-spec';
 import { Variable } from '../use-case/variable.entity';
 import type { ImportAnnotationsInput } from './annotation.input';
-import { Annotator } from './annotator.entity';
+import { Annotator, AnnotatorKind } from './annotator.entity';
 
 const INSERT_CHUNK = 5000;
 
@@ -26,7 +28,9 @@ export class AnnotationService {
    * Imports one annotator's values in one transaction. Values are stored raw and normalised
    * (METRICS.md §1); a value that does not normalise (e.g. not an option) rejects its row, since
    * a reference that cannot be scored against is a data error. Absent columns leave a report
-   * unannotated for that variable; empty cells are MISSING.
+   * unannotated for that variable; empty cells are MISSING. A value holding a NUL character
+   * rejects its row (PostgreSQL cannot store it). The use case must not change between
+   * normalisation and commit (CONFLICT otherwise; see lockUnchangedUseCase).
    */
   async importAnnotations(principal: Principal, datasetId: string, input: ImportAnnotationsInput) {
     const dataset = await this.datasets.get(principal, datasetId, Role.EDITOR);
@@ -60,6 +64,10 @@ export class AnnotationService {
       for (const [variable, spec] of specs) {
         if (!Object.prototype.hasOwnProperty.call(annotation.values, variable.key)) continue;
         const raw = annotation.values[variable.key];
+        if (containsNul(raw)) {
+          errors.push({ row: annotation.row, field: variable.key, reason: `${variable.key}: ${NUL_REASON}` });
+          continue;
+        }
         const cell = normaliseValue(spec, raw);
         if (cell.status === 'INVALID') {
           errors.push({
@@ -82,6 +90,7 @@ export class AnnotationService {
 
     const annotator = await this.dataSource.transaction(async (manager) => {
       await manager.query('SELECT id FROM datasets WHERE id = $1 FOR UPDATE', [dataset.id]);
+      await lockUnchangedUseCase(manager, { useCaseId: useCase.id, updatedAt: useCase.updatedAt, variableIds: variables.map((v) => v.id) });
       const repo = manager.getRepository(Annotator);
       let annotator = await repo.findOneBy({ datasetId: dataset.id, name });
       if (input.isReference) {
@@ -89,10 +98,11 @@ export class AnnotationService {
       }
       if (!annotator) {
         annotator = await repo.save(
-          repo.create({ projectId: dataset.projectId, datasetId: dataset.id, name, kind: input.kind, isReference: input.isReference }),
+          repo.create({ projectId: dataset.projectId, datasetId: dataset.id, name, kind: input.kind ?? AnnotatorKind.HUMAN, isReference: input.isReference }),
         );
       } else {
-        annotator.kind = input.kind;
+        // A correction import usually leaves kind out: the annotator keeps the kind it has.
+        annotator.kind = input.kind ?? annotator.kind;
         annotator.isReference = input.isReference || annotator.isReference;
         await repo.update({ id: annotator.id }, { kind: annotator.kind, isReference: annotator.isReference });
       }

@@ -103,20 +103,30 @@ export class ApiKeyService {
   async ensureServerAdmin(configuredSecret: string | undefined): Promise<string | null> {
     const repo = this.dataSource.getRepository(ApiKey);
     if (configuredSecret) {
-      const existing = await repo.findOneBy({ secretHash: hashSecret(configuredSecret) });
-      if (existing) {
+      const find = () => repo.findOneBy({ secretHash: hashSecret(configuredSecret) });
+      const accept = (existing: ApiKey): null => {
         if (!existing.serverAdmin || existing.revokedAt) {
           throw badInput('ADMIN_API_KEY matches a key that is not an active server admin key');
         }
         return null;
+      };
+      const existing = await find();
+      if (existing) return accept(existing);
+      try {
+        await this.issue(this.dataSource.manager, {
+          projectId: null,
+          role: null,
+          serverAdmin: true,
+          name: 'server admin (ADMIN_API_KEY)',
+          secret: configuredSecret,
+        });
+      } catch (error) {
+        // Another process starting with the same ADMIN_API_KEY inserted it first.
+        if ((error as { code?: string }).code !== '23505') throw error;
+        const inserted = await find();
+        if (!inserted) throw error;
+        return accept(inserted);
       }
-      await this.issue(this.dataSource.manager, {
-        projectId: null,
-        role: null,
-        serverAdmin: true,
-        name: 'server admin (ADMIN_API_KEY)',
-        secret: configuredSecret,
-      });
       return null;
     }
     const active = await repo.countBy({ serverAdmin: true, revokedAt: IsNull() });

@@ -76,12 +76,13 @@ export class DatasetService {
     return this.dataSource.transaction(async (manager) => {
       // Serialises imports into one dataset so ordinals stay dense and unique.
       await manager.query('SELECT id FROM datasets WHERE id = $1 FOR UPDATE', [dataset.id]);
+      // Only the file's ids are looked up: a dataset may hold far more reports than the file.
       const existing = new Map<string, number>(
         (
-          (await manager.query('SELECT external_id, ordinal FROM reports WHERE dataset_id = $1', [dataset.id])) as {
-            external_id: string;
-            ordinal: number;
-          }[]
+          (await manager.query('SELECT external_id, ordinal FROM reports WHERE dataset_id = $1 AND external_id = ANY($2::text[])', [
+            dataset.id,
+            reports.reports.map((r) => r.externalId),
+          ])) as { external_id: string; ordinal: number }[]
         ).map((r) => [r.external_id, r.ordinal]),
       );
       if (input.onDuplicate === DuplicatePolicy.REJECT) {
@@ -90,7 +91,11 @@ export class DatasetService {
           .map((r) => ({ row: r.row, field: input.idField, reason: `external id "${r.externalId}" is already in the dataset` }));
         if (duplicates.length > 0) throw importFailure(duplicates);
       }
-      let next = existing.size === 0 ? 0 : Math.max(...existing.values()) + 1;
+      // max() in SQL: spreading the ordinals of a large dataset into Math.max overflows the stack.
+      const [{ next: first }] = (await manager.query('SELECT coalesce(max(ordinal) + 1, 0)::int AS next FROM reports WHERE dataset_id = $1', [
+        dataset.id,
+      ])) as [{ next: number }];
+      let next = first;
       let inserted = 0;
       let updated = 0;
       for (let i = 0; i < reports.reports.length; i += INSERT_CHUNK) {

@@ -1,5 +1,6 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { RowError } from './import-errors';
+import { MAX_NAME_LENGTH, NUL, NUL_REASON, TOO_LONG_REASON } from './text-checks';
 
 export type RecordFormat = 'CSV' | 'JSON' | 'JSONL';
 
@@ -381,6 +382,7 @@ export type ExternalIdResult = { ok: true; id: string } | { ok: false; reason: s
 /**
  * Reads a record's external id: a non-empty string (trimmed, so ids match across files that
  * pad differently) or a finite number (converted with `String`, so 12 and "12" are the same id).
+ * Ids are stored and indexed: one with a NUL character or over 500 characters is refused.
  */
 export function readExternalId(record: Record<string, unknown>, idField: string): ExternalIdResult {
   if (!Object.prototype.hasOwnProperty.call(record, idField)) {
@@ -391,6 +393,8 @@ export function readExternalId(record: Record<string, unknown>, idField: string)
   if (typeof value === 'string') {
     const id = value.trim();
     if (id === '') return { ok: false, reason: `empty id in field '${idField}'` };
+    if (id.includes(NUL)) return { ok: false, reason: `id in field '${idField}' ${NUL_REASON}` };
+    if (id.length > MAX_NAME_LENGTH) return { ok: false, reason: `id in field '${idField}' ${TOO_LONG_REASON}` };
     return { ok: true, id };
   }
   if (value === null || value === undefined) return { ok: false, reason: `empty id in field '${idField}'` };

@@ -9,6 +9,7 @@ import {
   setOwn,
   type ParsedRecord,
 } from './parse-records';
+import { containsNul, NUL, NUL_REASON } from './text-checks';
 
 export interface ParseReportsOptions {
   idField: string;
@@ -35,6 +36,9 @@ export interface ParseReportsResult {
  * string with at least one non-whitespace character and is kept exactly as written except for
  * one trailing `\r` (a CRLF artefact). A repeated external id is an error on the later row,
  * naming the earlier one. Rows with errors are left out of `reports`.
+ *
+ * Text and metadata are stored in PostgreSQL, which refuses NUL characters: a row holding one is
+ * an error (a NUL is not part of any report; it comes from a broken OCR or PDF conversion).
  *
  * A named id or text field that no record has at all is one file-level error (row 0) listing
  * the columns that exist, instead of one error per row.
@@ -84,6 +88,9 @@ export function parseReports(rows: readonly ParsedRecord[], options: ParseReport
     } else if (rawText.trim() === '') {
       errors.push(recordError(rec, `empty text in field '${textField}'`, textField));
       rowOk = false;
+    } else if (rawText.includes(NUL)) {
+      errors.push(recordError(rec, `text field '${textField}' ${NUL_REASON}`, textField));
+      rowOk = false;
     } else {
       text = rawText.endsWith('\r') ? rawText.slice(0, -1) : rawText;
     }
@@ -103,6 +110,12 @@ export function parseReports(rows: readonly ParsedRecord[], options: ParseReport
       }
     } else {
       for (const [k, v] of Object.entries(rec.record)) if (k !== idField && k !== textField) setOwn(metadata, k, v);
+    }
+    const nulField = Object.keys(metadata).find((k) => containsNul(k) || containsNul(metadata[k]));
+    if (nulField !== undefined) {
+      const shown = nulField.replaceAll(NUL, '\\0');
+      errors.push(recordError(rec, `metadata field '${shown}' ${NUL_REASON}`, shown));
+      continue;
     }
     reports.push({ externalId: idResult.id, text, metadata, row: rec.row });
   }

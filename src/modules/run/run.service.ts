@@ -12,6 +12,8 @@ import type { RowError } from '../imports/import-errors';
 import { importFailure } from '../imports/import.types';
 import { parsePredictions, type ParsedPrediction } from '../imports/parse-predictions';
 import { parseRecords, readExternalId } from '../imports/parse-records';
+import { withoutNul } from '../imports/text-checks';
+import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { Prompt } from '../prompt/prompt.entity';
 import { UseCase } from '../use-case/use-case.entity';
 import { normalisePrediction, toSpec, valuesOf } from '../use-case/variable-spec';
@@ -31,6 +33,21 @@ interface ImportedRow {
   reasoning: string | null;
   samples: unknown[] | null;
   finishReason: string | null;
+}
+
+type ReadPrediction = ParsedPrediction & { finishReason?: string };
+
+/**
+ * Model output with its NUL characters removed. PostgreSQL cannot store them, and unlike a
+ * report or an annotation, a model's output is a measurement: refusing the row would score the
+ * run on fewer reports than it answered, and a NUL carries no meaning in an extracted value.
+ * What is stored is what is parsed, so renormalising from `raw` later gives the same cells.
+ */
+function withoutNulOutput(p: ReadPrediction): ReadPrediction {
+  const out: ReadPrediction = { ...p, object: withoutNul(p.object), raw: withoutNul(p.raw), reasoning: withoutNul(p.reasoning), parseError: withoutNul(p.parseError) };
+  if (p.samples !== undefined) out.samples = withoutNul(p.samples);
+  if (p.finishReason !== undefined) out.finishReason = withoutNul(p.finishReason);
+  return out;
 }
 
 export class RunService {
@@ -78,7 +95,9 @@ export class RunService {
    * Imports a run made elsewhere as a Run with source IMPORTED, in one transaction. Each row is
    * normalised like an executed prediction, so the run scores like any other. Rows for reports
    * outside the dataset reject the file; dataset reports without a row stay without prediction
-   * and score as INVALID (MISSING).
+   * and score as INVALID (MISSING). NUL characters in the model output are removed (see
+   * withoutNulOutput). The use case must not change between normalisation and commit
+   * (CONFLICT otherwise; see lockUnchangedUseCase).
    */
   async importPredictions(principal: Principal, datasetId: string, promptId: string | null, input: ImportPredictionsInput) {
     const dataset = await this.datasets.get(principal, datasetId, Role.EDITOR);
@@ -108,15 +127,25 @@ export class RunService {
         errors.push({ row: p.row, reason: `report "${p.externalId}" is not in the dataset` });
         continue;
       }
-      rows.push({ reportId, ...this.normalise(p, specs) });
+      rows.push({ reportId, ...this.normalise(withoutNulOutput(p), specs) });
     }
     if (errors.length > 0) throw importFailure(errors.sort((a, b) => a.row - b.row));
     if (rows.length === 0) throw importFailure([{ row: 0, reason: 'the file holds no predictions' }]);
 
     const run = await this.dataSource.transaction(async (manager) => {
-      const models = manager.getRepository(Model);
-      let model = await models.createQueryBuilder('m').where('m.project_id = :p AND m.endpoint_id IS NULL AND m.served_name = :n', { p: dataset.projectId, n: modelName }).getOne();
-      if (!model) model = await models.save(models.create({ projectId: dataset.projectId, endpointId: null, servedName: modelName }));
+      await lockUnchangedUseCase(manager, { useCaseId: useCase.id, updatedAt: useCase.updatedAt, variableIds: variables.map((v) => v.id) });
+      // Concurrent imports may both meet a new model name: insert-if-absent, then read (under
+      // READ COMMITTED the read sees the row of whichever import committed it).
+      await manager.query(
+        `INSERT INTO models (project_id, endpoint_id, served_name) VALUES ($1, NULL, $2)
+         ON CONFLICT (project_id, served_name) WHERE endpoint_id IS NULL DO NOTHING`,
+        [dataset.projectId, modelName],
+      );
+      const model = await manager
+        .getRepository(Model)
+        .createQueryBuilder('m')
+        .where('m.project_id = :p AND m.endpoint_id IS NULL AND m.served_name = :n', { p: dataset.projectId, n: modelName })
+        .getOneOrFail();
       const now = new Date();
       const run = await manager.getRepository(Run).save(
         manager.getRepository(Run).create({
@@ -171,7 +200,7 @@ export class RunService {
       const idField = input.idField ?? 'id';
       const rawField = input.rawField ?? 'raw_output';
       const seen = new Map<string, number>();
-      const out: (ParsedPrediction & { finishReason?: string })[] = [];
+      const out: ReadPrediction[] = [];
       for (const { row, record } of rows) {
         const id = readExternalId(record, idField);
         if (!id.ok) {
@@ -226,7 +255,7 @@ export class RunService {
     return result.predictions;
   }
 
-  private normalise(p: ParsedPrediction & { finishReason?: string }, specs: ReturnType<typeof toSpec>[]): Omit<ImportedRow, 'reportId'> {
+  private normalise(p: ReadPrediction, specs: ReturnType<typeof toSpec>[]): Omit<ImportedRow, 'reportId'> {
     if (p.object === null && p.parseError === null && p.raw !== null) {
       const output = parseOutput({ content: p.raw, reasoning: p.reasoning, finishReason: p.finishReason ?? null }, specs);
       return {

@@ -121,6 +121,8 @@ export class UseCaseService {
     if (tokensChanged) useCase.customMissingTokens = input.missingTokens ?? null;
     try {
       return await this.dataSource.transaction(async (manager) => {
+        // Excludes imports that normalised against this use case until commit (they hold FOR SHARE).
+        await manager.query('SELECT id FROM use_cases WHERE id = $1 FOR UPDATE', [useCase.id]);
         useCase.updatedAt = new Date();
         await manager.getRepository(UseCase).save(useCase);
         if (drafts) await this.replaceVariables(principal, manager, useCase, drafts);

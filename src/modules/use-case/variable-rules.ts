@@ -1,3 +1,4 @@
+import { containsNul, MAX_NAME_LENGTH, NUL_REASON, TOO_LONG_REASON } from '../imports/text-checks';
 import { VariableType } from './variable.entity';
 import type { VariableInput } from './use-case.input';
 
@@ -45,7 +46,8 @@ function stringMap(value: unknown, field: string, problems: RuleViolation[]): Re
 /**
  * Checks a use case's variable list and turns it into drafts: unique keys, options for
  * categorical types, aliases and collapse maps that point at options, sane tolerance and
- * weight, and prompt-graph conditions that refer to a variable of an earlier step.
+ * weight, and prompt-graph conditions that refer to a variable of an earlier step. Keys are at
+ * most 500 characters (they are indexed) and no field may hold a NUL character.
  */
 export function validateVariables(inputs: VariableInput[]): { drafts: VariableDraft[]; problems: RuleViolation[] } {
   const problems: RuleViolation[] = [];
@@ -57,6 +59,9 @@ export function validateVariables(inputs: VariableInput[]): { drafts: VariableDr
     const at = `variables[${index}]`;
     const key = input.key.trim();
     if (!key) problems.push({ field: `${at}.key`, reason: 'must not be empty' });
+    if (key.length > MAX_NAME_LENGTH) problems.push({ field: `${at}.key`, reason: TOO_LONG_REASON });
+    // Also reached from config files (YAML), not only from GraphQL arguments, which are checked on entry.
+    if (containsNul(input)) problems.push({ field: at, reason: NUL_REASON });
     if (seen.has(key)) problems.push({ field: `${at}.key`, reason: `duplicates variables[${seen.get(key)}] ("${key}")` });
     seen.set(key, index);
 

@@ -1,0 +1,110 @@
+import type { ResolverData } from 'type-graphql';
+import { ImportAnnotationsInput } from '../modules/annotation/annotation.input';
+import { CreateApiKeyInput } from '../modules/api-key/api-key.resolver';
+import { CreateDatasetInput, ImportReportsInput } from '../modules/dataset/dataset.input';
+import { RegisterEndpointInput, UpdateModelInput } from '../modules/endpoint/endpoint.input';
+import { ImportUseCaseConfigInput } from '../modules/extraction/extraction.input';
+import { MAX_NAME_LENGTH, NUL, NUL_REASON, TOO_LONG_REASON } from '../modules/imports/text-checks';
+import { CreateProjectInput } from '../modules/project/project.types';
+import { CreatePromptInput } from '../modules/prompt/prompt.input';
+import { ImportPredictionsInput } from '../modules/run/run.input';
+import { CreateUseCaseInput, UpdateUseCaseInput, VariableInput } from '../modules/use-case/use-case.input';
+import { badInput } from './errors';
+
+type InputClass = abstract new (...args: never[]) => object;
+
+/**
+ * Names, keys and ids the database indexes (use case, dataset, annotator, endpoint, prompt and
+ * imported model names, variable keys): longer ones would fail the btree insert. Free-text names
+ * without an index (runs, projects, API keys) share the limit so that names behave alike.
+ */
+const NAME_FIELDS = new Map<InputClass, readonly string[]>([
+  [CreateProjectInput, ['name']],
+  [CreateApiKeyInput, ['name']],
+  [CreateUseCaseInput, ['name']],
+  [UpdateUseCaseInput, ['name']],
+  [ImportUseCaseConfigInput, ['name']],
+  [VariableInput, ['key']],
+  [CreateDatasetInput, ['name']],
+  [ImportAnnotationsInput, ['annotatorName']],
+  [ImportPredictionsInput, ['modelName', 'name']],
+  [RegisterEndpointInput, ['name']],
+  [CreatePromptInput, ['name']],
+]);
+
+/**
+ * Imported files are checked row by row by the import itself, which reports the rows holding a
+ * NUL character (reports, annotations) or removes them (model output).
+ */
+const FILE_CONTENT = new Map<InputClass, string>([
+  [ImportReportsInput, 'content'],
+  [ImportAnnotationsInput, 'content'],
+  [ImportPredictionsInput, 'content'],
+]);
+
+/** Fields that may be left out ("keep as is") but whose column cannot hold null. */
+const NOT_NULL_WHEN_GIVEN = new Map<InputClass, readonly string[]>([[UpdateModelInput, ['supportsThinking']]]);
+
+function fieldPath(parent: string, key: string | number): string {
+  if (typeof key === 'number') return `${parent}[${key}]`;
+  const shown = key.replaceAll(NUL, '\\0');
+  return parent ? `${parent}.${shown}` : shown;
+}
+
+function classOf(value: object): InputClass | undefined {
+  const constructor = (value as { constructor?: unknown }).constructor;
+  return typeof constructor === 'function' && constructor !== Object ? (constructor as InputClass) : undefined;
+}
+
+/**
+ * Checks one resolver argument before the resolver runs (type-graphql's `validateFn`), so that
+ * no mutation or query can reach PostgreSQL with a value it refuses, which would be an internal
+ * error instead of BAD_USER_INPUT:
+ * - no string anywhere in the argument (JSON values and object keys included) holds a NUL
+ *   character, except the content of imported files (see {@link FILE_CONTENT});
+ * - names and keys are at most {@link MAX_NAME_LENGTH} characters (see {@link NAME_FIELDS});
+ * - fields of {@link NOT_NULL_WHEN_GIVEN} are left out or given a value, not null.
+ *
+ * Linear in the size of the argument; iterative, so a deeply nested JSON value cannot overflow
+ * the stack. Throws a DomainException (BAD_USER_INPUT) naming the field.
+ */
+export function checkArgument(value: unknown, _type: unknown, data: ResolverData<object>): void {
+  const where = (path: string) => path || `an argument of ${data.info.fieldName}`;
+  const stack: { value: unknown; path: string }[] = [{ value, path: '' }];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    const v = current.value;
+    if (typeof v === 'string') {
+      if (v.includes(NUL)) throw badInput(`${where(current.path)} ${NUL_REASON}`, { field: current.path });
+      continue;
+    }
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push({ value: item, path: fieldPath(current.path, i) }));
+      continue;
+    }
+    const cls = classOf(v);
+    const record = v as Record<string, unknown>;
+    if (cls) {
+      for (const field of NAME_FIELDS.get(cls) ?? []) {
+        const name = record[field];
+        if (typeof name === 'string' && name.trim().length > MAX_NAME_LENGTH) {
+          const path = fieldPath(current.path, field);
+          throw badInput(`${path} ${TOO_LONG_REASON}`, { field: path });
+        }
+      }
+      for (const field of NOT_NULL_WHEN_GIVEN.get(cls) ?? []) {
+        if (Object.prototype.hasOwnProperty.call(record, field) && record[field] === null) {
+          const path = fieldPath(current.path, field);
+          throw badInput(`${path} cannot be null; leave it out to keep the current value`, { field: path });
+        }
+      }
+    }
+    const skip = cls && current.path === '' ? FILE_CONTENT.get(cls) : undefined;
+    for (const [key, item] of Object.entries(record)) {
+      if (key.includes(NUL)) throw badInput(`${where(current.path)} has a key that ${NUL_REASON}`, { field: current.path });
+      if (key === skip) continue;
+      stack.push({ value: item, path: fieldPath(current.path, key) });
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import type { EntityManager } from 'typeorm';
+import { conflict, notFound } from '../../graphql/errors';
+
+/** What an import normalised its values against, read before its transaction. */
+export interface UseCaseSnapshot {
+  useCaseId: string;
+  updatedAt: Date;
+  variableIds: readonly string[];
+}
+
+/**
+ * Imports parse and normalise a file before their transaction, so that a slow file does not
+ * hold locks. Inside the transaction this takes a share lock on the use case row (updateUseCase
+ * takes FOR UPDATE, so the two exclude each other until commit) and checks that the use case
+ * is still the one the values were normalised against: same update time, same variables.
+ * Otherwise the import would write values normalised under old rules, which the update's
+ * renormalisation has already passed by, or annotations of a variable deleted meanwhile.
+ *
+ * Call it first in the transaction, before any write: writes bump the project's revision row,
+ * which updateUseCase also writes, and waiting for the use case while holding that row would
+ * deadlock.
+ */
+export async function lockUnchangedUseCase(manager: EntityManager, snapshot: UseCaseSnapshot): Promise<void> {
+  const rows = (await manager.query('SELECT updated_at FROM use_cases WHERE id = $1 FOR SHARE', [snapshot.useCaseId])) as { updated_at: Date }[];
+  if (rows.length === 0) throw notFound('Use case');
+  const variables = (await manager.query('SELECT id FROM variables WHERE use_case_id = $1', [snapshot.useCaseId])) as { id: string }[];
+  const now = new Set(variables.map((v) => v.id));
+  const sameVariables = now.size === snapshot.variableIds.length && snapshot.variableIds.every((id) => now.has(id));
+  if (!sameVariables || rows[0]!.updated_at.getTime() !== snapshot.updatedAt.getTime()) {
+    throw conflict('The use case changed during the import; import again', { reason: 'USE_CASE_CHANGED' });
+  }
+}
