@@ -140,6 +140,14 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     }),
   );
 
+  // Body parsing failures (malformed JSON, too large) answer as GraphQL errors, not HTML pages.
+  app.use((error: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
+    const status = (error as { status?: number; statusCode?: number }).status ?? (error as { statusCode?: number }).statusCode;
+    if (res.headersSent || !status || status < 400 || status >= 500) return next(error);
+    const message = status === 413 ? `The request body is larger than ${MAX_REQUEST_BYTES / 1024 / 1024} MB` : 'The request body is not valid JSON';
+    res.status(status).json({ errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] });
+  });
+
   return {
     server,
     services,

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import path from 'node:path';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { openDatabase } from './db/data-source';
@@ -27,6 +28,12 @@ async function main(): Promise<void> {
     logger.info({ dataDir: config.dataDir }, 'DATABASE_URL unset: starting the embedded PostgreSQL');
     embedded = await startEmbeddedPostgres({ dir: config.dataDir, database: 'reportql', onLog: (line) => logger.debug({ postgres: line }) });
     databaseUrl = embedded.url;
+    if (!path.resolve(embedded.clusterDirectory).startsWith(path.resolve(config.dataDir) + path.sep)) {
+      logger.warn(
+        { clusterDirectory: embedded.clusterDirectory, dataDir: config.dataDir },
+        'DATA_DIR is not reachable by the postgres user, so the embedded database lives in the temporary folder above; choose a DATA_DIR outside private home folders to keep it across reboots',
+      );
+    }
   }
   const dataSource = await openDatabase({ url: databaseUrl });
   const app = await createApp(dataSource, logger, { secretKey: resolveSecretKey(config, logger) });
@@ -55,6 +62,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // A database that already died must not keep the process from ending.
+    setTimeout(() => process.exit(1), 15_000).unref();
     await app.close().catch((error: unknown) => logger.error({ err: error }, 'closing the server failed'));
     await dataSource.destroy().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);

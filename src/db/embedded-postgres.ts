@@ -9,6 +9,8 @@ export interface EmbeddedDatabase {
   /** Connection string of the `postgres` maintenance database's server, with database `database`. */
   url: string;
   port: number;
+  /** Where the cluster's files are (normally `<dir>/pg`). */
+  clusterDirectory: string;
   stop(): Promise<void>;
 }
 
@@ -79,6 +81,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   return {
     url: `postgresql://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/${encodeURIComponent(options.database)}`,
     port,
+    clusterDirectory: dataDir,
     stop: () => instance.stop(),
   };
 }

@@ -87,13 +87,13 @@ export function checkQueryCost(document: DocumentNode, operationName: string | n
   const { cost, depth } = estimateQueryCost(document, operationName, variables);
   if (depth > MAX_QUERY_DEPTH) {
     throw new GraphQLError(`The query is ${depth} levels deep; at most ${MAX_QUERY_DEPTH} are answered`, {
-      extensions: { code: 'BAD_USER_INPUT', depth, maxDepth: MAX_QUERY_DEPTH },
+      extensions: { code: 'BAD_USER_INPUT', depth, maxDepth: MAX_QUERY_DEPTH, http: { status: 400 } },
     });
   }
   if (cost > MAX_QUERY_COST) {
     throw new GraphQLError(
       `The query may load about ${cost} objects; at most ${MAX_QUERY_COST} are answered in one request: ask for smaller pages (first) or page with after`,
-      { extensions: { code: 'BAD_USER_INPUT', cost, maxCost: MAX_QUERY_COST } },
+      { extensions: { code: 'BAD_USER_INPUT', cost, maxCost: MAX_QUERY_COST, http: { status: 400 } } },
     );
   }
 }

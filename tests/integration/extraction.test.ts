@@ -155,9 +155,9 @@ describe('endpoints, extraction and framework configs through GraphQL', () => {
     expect(payload.reasoning.length).toBeGreaterThan(0);
     expect(payload.calls).toBe(fake.chatRequests().length);
     if (strategy === 'SELF_CONSISTENCY') {
-      // the model config's temperatures are not the run's; the default is base ± 0.1 around the model default 0.6
+      // the temperatures of the imported model YAML's self_consistency_sampling
       const temperatures = fake.chatRequests().map((b) => b.temperature);
-      expect(new Set(temperatures).size).toBe(temperatures.length);
+      expect(temperatures).toEqual([0.5, 0.6, 0.7]);
       expect(payload.samples).toHaveLength(temperatures.length);
     }
     if (strategy === 'PROMPT_GRAPH') {
@@ -184,7 +184,8 @@ describe('endpoints, extraction and framework configs through GraphQL', () => {
     const [body] = fake.chatRequests();
     expect(body!.response_format).toMatchObject({ type: 'json_schema' });
     expect(body!.chat_template_kwargs).toEqual({ enable_thinking: false });
-    expect(body).toMatchObject({ temperature: 0.6, top_k: 20, top_p: 0.9, repetition_penalty: 1.1, seed: 7 });
+    // model default temperature 0.6 and top_k 20, refined by the imported model YAML (top_k 50), overridden by the request
+    expect(body).toMatchObject({ temperature: 0.6, top_k: 50, top_p: 0.9, repetition_penalty: 1.1, seed: 7 });
     // the fake answers a schema request with a schema-valid object: every field valid
     expect(result.data!.extract.fields.every((f: { valid: boolean }) => f.valid)).toBe(true);
   });
@@ -272,5 +273,41 @@ describe('endpoints, extraction and framework configs through GraphQL', () => {
     expect(most).toBe(2);
     const tooMany = await t.gql(EXTRACT, { i: { modelId: narrowModel, useCaseId, strategy: 'SELF_CONSISTENCY', text: 'Melanoom.', samples: 500 } });
     expect(tooMany.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('shows examples to the model with their keys in variable order, though stored as jsonb', async () => {
+    fake.reset();
+    const result = await t.gql(EXTRACT, { i: { modelId, useCaseId, strategy: 'ONE_SHOT', text: 'Melanoom.' } });
+    expect(result.errors).toBeUndefined();
+    const messages = fake.chatRequests()[0]!.messages as { role: string; content: string }[];
+    const example = messages.find((m) => m.role === 'assistant')!.content;
+    const keys = [...example.matchAll(/"([^"]+)":/g)].map((m) => m[1]);
+    const order = [...Object.keys(ANSWER), 'SLNB tumour burden', 'Quality Check'];
+    expect(keys.length).toBeGreaterThan(2);
+    expect(keys).toEqual([...keys].sort((a, b) => order.indexOf(a!) - order.indexOf(b!)));
+  });
+
+  it('a model known from imported runs becomes the endpoint model of the same served name', async () => {
+    const other = await startFakeLlm({ models: ['imported-then-served'] });
+    try {
+      const created = await t.gql(`mutation($i: CreateUseCaseInput!) { createUseCase(input: $i) { useCase { id } } }`, {
+        i: { projectId, name: 'linking', variables: [{ key: 'x', type: 'FREE_TEXT' }] },
+      });
+      const dataset = (await t.gql(`mutation($u: ID!) { createDataset(input: { useCaseId: $u, name: "d" }) { dataset { id } } }`, { u: created.data!.createUseCase.useCase.id }))
+        .data!.createDataset.dataset.id;
+      await t.gql(`mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted } }`, { i: { datasetId: dataset, format: 'JSONL', content: '{"id":"A","text":"a"}' } });
+      const imported = await t.gql(`mutation($i: ImportPredictionsInput!) { importPredictions(input: $i) { run { model { id } } } }`, {
+        i: { datasetId: dataset, modelName: 'imported-then-served', format: 'JSONL', layout: 'JSON_COLUMN', content: '{"id":"A","extracted_data":{"x":"y"}}' },
+      });
+      const importedModel = imported.data!.importPredictions.run.model.id;
+      const registered = await t.gql(
+        `mutation($i: RegisterEndpointInput!) { registerEndpoint(input: $i) { models { id servedName endpoint { name } } } }`,
+        { i: { projectId, name: 'later', baseUrl: other.baseUrl, kind: 'VLLM' } },
+      );
+      expect(registered.errors).toBeUndefined();
+      expect(registered.data!.registerEndpoint.models).toEqual([{ id: importedModel, servedName: 'imported-then-served', endpoint: { name: 'later' } }]);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -146,4 +146,15 @@ describe('scores through GraphQL equal the analytics layer', () => {
     const breslow = (data: any) => data.node.scores.variables.find((v: { variable: { key: string } }) => v.variable.key === 'breslow_thickness_mm').estimate.value;
     expect(breslow(after.data)).toBeLessThan(breslow(before.data));
   });
+
+  it('variance decomposition warns when model and strategy are not crossed', async () => {
+    // the demo runs: one model per strategy
+    const result = await t.gql(`query($id: ID!, $ds: ID!) { node(id: $id) { ... on UseCase { varianceDecomposition(datasetId: $ds) {
+      observations components { name share } residualShare warnings } } } }`, { id: useCaseId, ds: datasetId });
+    expect(result.errors).toBeUndefined();
+    const decomposition = result.data!.node.varianceDecomposition;
+    expect(decomposition.warnings).toHaveLength(1);
+    const total = decomposition.components.reduce((sum: number, c: { share: number }) => sum + c.share, decomposition.residualShare);
+    expect(total).toBeCloseTo(1, 9);
+  });
 });

@@ -89,6 +89,12 @@ export class ApiKeyService {
     return key;
   }
 
+  /** A project's keys, newest first; ADMINs only (keys are credentials). */
+  async listForProject(principal: Principal, projectId: string): Promise<ApiKey[]> {
+    requireRole(principal, projectId, Role.ADMIN, 'Project');
+    return this.dataSource.getRepository(ApiKey).find({ where: { projectId }, order: { createdAt: 'DESC', id: 'ASC' } });
+  }
+
   async get(principal: Principal, id: string): Promise<ApiKey | null> {
     const key = await this.dataSource.getRepository(ApiKey).findOneBy({ id });
     if (!key) return null;

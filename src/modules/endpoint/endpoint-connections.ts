@@ -1,7 +1,8 @@
 import type { EmbedFn } from '../../llm/types';
 import { createChatClient } from '../../llm/chat-client';
 import { createEmbeddingClient } from '../../llm/embedding-client';
-import type { SecretBox } from '../../llm/secret-box';
+import { SecretBoxError, type SecretBox } from '../../llm/secret-box';
+import { badInput } from '../../graphql/errors';
 import type { ChatFn } from '../../llm/types';
 import type { Endpoint } from './endpoint.entity';
 
@@ -39,7 +40,18 @@ export class EndpointConnections {
   }
 
   apiKeyOf(endpoint: Endpoint): string | null {
-    return endpoint.apiKeyEncrypted ? this.box.decrypt(endpoint.apiKeyEncrypted) : null;
+    if (!endpoint.apiKeyEncrypted) return null;
+    try {
+      return this.box.decrypt(endpoint.apiKeyEncrypted);
+    } catch (error) {
+      if (error instanceof SecretBoxError) {
+        throw badInput(
+          `The stored API key of endpoint "${endpoint.name}" cannot be decrypted with this server's SECRET_KEY; give it again with refreshEndpoint(apiKey:)`,
+          { reason: error.code },
+        );
+      }
+      throw error;
+    }
   }
 
   chat(endpoint: Endpoint): ChatFn {

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import { IsNull, type DataSource } from 'typeorm';
 import type { Embedder } from '../../analytics/embedding/embedder';
 import { sizeClass as sizeClassOf } from '../../analytics/groups';
 import type { PageArgs } from '../../graphql/connection';
@@ -185,7 +185,16 @@ export class EndpointService {
     const byName = new Map(existing.map((m) => [m.servedName, m]));
     const listed = new Set(discovered.map((d) => d.id));
     for (const found of discovered) {
-      const model = byName.get(found.id);
+      let model = byName.get(found.id);
+      if (!model) {
+        // A model known so far only from imported runs becomes this endpoint's model: one model, its runs kept.
+        const imported = await repo.findOneBy({ projectId: endpoint.projectId, endpointId: IsNull(), servedName: found.id });
+        if (imported) {
+          imported.endpointId = endpoint.id;
+          model = imported;
+          byName.set(found.id, imported);
+        }
+      }
       if (model) {
         model.available = true;
         model.maxModelLen = found.maxModelLen ?? model.maxModelLen;

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { exportFrameworkPromptYaml, importFrameworkConfig } from '../../extraction/config-yaml';
+import { exportFrameworkPromptYaml, importFrameworkConfig, type FrameworkModelConfig } from '../../extraction/config-yaml';
 import { ExtractionError } from '../../extraction/errors';
 import { runStrategy } from '../../extraction/strategies';
 import type { ExtractionVariable, PromptExample as EnginePromptExample, PromptParts, SamplingParams as EngineSampling } from '../../extraction/types';
@@ -50,6 +50,20 @@ function partsOf(prompt: Prompt | null): PromptParts {
   };
 }
 
+/**
+ * Prompt examples with their output keys in variable order: stored as jsonb, objects lose their
+ * key order, and the examples must show the model the same order as the JSON template.
+ */
+function examplesInVariableOrder(prompt: Prompt | null, variables: Variable[]): EnginePromptExample[] {
+  const rank = new Map(variables.map((v, i) => [v.key, i]));
+  return (prompt?.examples ?? []).map((example) => ({
+    ...example,
+    output: Object.fromEntries(
+      Object.entries(example.output).sort(([a], [b]) => (rank.get(a) ?? Number.MAX_SAFE_INTEGER) - (rank.get(b) ?? Number.MAX_SAFE_INTEGER)),
+    ),
+  })) as EnginePromptExample[];
+}
+
 function definedSampling(sampling: SamplingParams | null | undefined): EngineSampling & { seed?: number } {
   const out: Record<string, number> = {};
   for (const [key, value] of Object.entries(sampling ?? {})) if (typeof value === 'number') out[key] = value;
@@ -87,14 +101,24 @@ export class ExtractionService {
     bounded('stepTimeoutMs', input.stepTimeoutMs, 3_600_000);
     const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
     const prompt = await this.promptFor(useCase, promptId);
-    const sampling = { ...definedSampling(model.defaultSampling), ...definedSampling(input.sampling) };
+    // The prompt's imported model config (MedicalRecordLLM model YAML) is the experiment's
+    // setting: it refines the model's defaults; what the request says wins over both.
+    const modelConfig = (prompt?.settings['modelConfig'] ?? null) as FrameworkModelConfig | null;
+    const sampling = {
+      ...definedSampling(model.defaultSampling),
+      ...definedSampling(modelConfig?.sampling as SamplingParams | undefined),
+      ...definedSampling(input.sampling),
+    };
     const { seed, ...decoding } = sampling;
+    const systemMessagesAllowed = input.systemMessagesAllowed ?? modelConfig?.systemMessagesAllowed ?? undefined;
+    const mergeConsecutiveMessages = input.mergeConsecutiveMessages ?? modelConfig?.mergeConsecutiveMessages ?? undefined;
+    const temperatures = input.temperatures ?? (input.samples ? null : (modelConfig?.selfConsistency?.temperatures ?? null));
     const ctx = {
       chat: this.endpoints.connections.chat(endpoint),
       model: model.servedName,
       variables: variables.map((v) => toExtractionVariable(v, useCase)),
       parts: partsOf(prompt),
-      examples: (prompt?.examples ?? []) as EnginePromptExample[],
+      examples: examplesInVariableOrder(prompt, variables),
       exampleSelection: {
         ...(input.exampleNames ? { names: input.exampleNames } : {}),
         ...(input.exampleCount ? { count: input.exampleCount } : {}),
@@ -105,13 +129,13 @@ export class ExtractionService {
       constrained: input.constrained,
       ...(input.thinking !== undefined && input.thinking !== null ? { thinking: input.thinking } : {}),
       guided: input.guided,
-      ...(input.systemMessagesAllowed !== undefined ? { systemMessagesAllowed: input.systemMessagesAllowed } : {}),
-      ...(input.mergeConsecutiveMessages !== undefined ? { mergeConsecutiveMessages: input.mergeConsecutiveMessages } : {}),
+      ...(systemMessagesAllowed !== undefined ? { systemMessagesAllowed } : {}),
+      ...(mergeConsecutiveMessages !== undefined ? { mergeConsecutiveMessages } : {}),
       contextLimit: input.contextLimitTokens ? { maxTokens: input.contextLimitTokens } : null,
       missingTokens: useCase.customMissingTokens,
       selfConsistency: {
         ...(input.samples ? { samples: input.samples } : {}),
-        ...(input.temperatures ? { temperatures: input.temperatures } : {}),
+        ...(temperatures ? { temperatures } : {}),
       },
       graph: input.stepTimeoutMs ? { stepTimeoutMs: input.stepTimeoutMs } : null,
     };
@@ -273,7 +297,7 @@ export class ExtractionService {
     return exportFrameworkPromptYaml({
       variables: variables.map((v) => toExtractionVariable(v, useCase)),
       parts: partsOf(prompt),
-      examples: (prompt?.examples ?? []) as EnginePromptExample[],
+      examples: examplesInVariableOrder(prompt, variables),
       reportType: useCase.reportType,
     });
   }

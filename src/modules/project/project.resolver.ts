@@ -7,6 +7,7 @@ import { endpointsPageByProject, experimentsPageByProject, modelsPageByProject, 
 import { EndpointConnection, ModelConnection } from '../endpoint/endpoint.types';
 import { ExperimentConnection } from '../run/run.types';
 import { UseCaseConnection, UseCaseSearchArgs } from '../use-case/use-case.types';
+import { ApiKey } from '../api-key/api-key.entity';
 import { Project } from './project.entity';
 import { CreateProjectInput, CreateProjectPayload, ProjectConnection, Viewer } from './project.types';
 
@@ -48,6 +49,11 @@ export class ProjectResolver {
   useCases(@Root() project: Project, @Args() args: UseCaseSearchArgs, @Ctx() ctx: GraphQLContext) {
     if (args.search?.trim()) return ctx.services.useCases.list(project.id, args);
     return nestedConnection(ctx.loaders, useCasesPageByProject, project.id, args, () => ctx.services.useCases.list(project.id, args));
+  }
+
+  @FieldResolver(() => [ApiKey], { description: "The project's API keys (not their secrets), newest first; ADMIN only." })
+  apiKeys(@Root() project: Project, @Ctx() ctx: GraphQLContext): Promise<ApiKey[]> {
+    return ctx.services.apiKeys.listForProject(ctx.principal, project.id);
   }
 
   @FieldResolver(() => EndpointConnection)

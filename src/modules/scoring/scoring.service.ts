@@ -628,6 +628,16 @@ export class ScoringService {
       if (new Set(model).size < 2 && new Set(strategy).size < 2) {
         throw badInput('Variance partitioning needs runs of at least two models or two strategies on this dataset');
       }
+      const warnings: string[] = [];
+      const strategiesOf = new Map<string, Set<string>>();
+      const modelsOf = new Map<string, Set<string>>();
+      model.forEach((m, i) => {
+        strategiesOf.set(m, (strategiesOf.get(m) ?? new Set()).add(strategy[i]!));
+        modelsOf.set(strategy[i]!, (modelsOf.get(strategy[i]!) ?? new Set()).add(m));
+      });
+      if ([...strategiesOf.values()].every((s) => s.size === 1) || [...modelsOf.values()].every((m) => m.size === 1)) {
+        warnings.push('Model and strategy are not crossed on this dataset (no model was run with two strategies, or no strategy with two models): their shares cannot be told apart.');
+      }
       const fit = partitionVariance(Float64Array.from(y), [
         { name: 'model', levels: model },
         { name: 'strategy', levels: strategy },
@@ -639,6 +649,7 @@ export class ScoringService {
         residualVariance: fit.residualVariance,
         residualShare: fit.residualShare,
         converged: fit.converged,
+        warnings,
       };
     });
   }

@@ -181,5 +181,7 @@ export class VarianceDecomposition {
   @Field(() => Float) residualVariance!: number;
   @Field(() => Float) residualShare!: number;
   @Field() converged!: boolean;
+  @Field(() => [String], { description: 'Why the shares may not mean what they seem, e.g. model and strategy not crossed.' })
+  warnings!: string[];
 }
 
