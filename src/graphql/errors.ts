@@ -56,18 +56,19 @@ export function toGraphQLError(exception: DomainException): GraphQLError {
   });
 }
 
-const PASS_THROUGH_CODES = new Set<string>([
-  'BAD_USER_INPUT',
-  'UNAUTHENTICATED',
-  'FORBIDDEN',
-  'NOT_FOUND',
-  'CONFLICT',
-  'RATE_LIMITED',
-  // GraphQL's own validation and parsing failures are the caller's fault.
+const PASS_THROUGH_CODES = new Set<string>(['BAD_USER_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED']);
+
+/**
+ * Apollo's and GraphQL's own failures of a request (parsing, validation, a missing or ambiguous
+ * operation) are the caller's fault: BAD_USER_INPUT, with the original code as `reason`, so
+ * clients only ever see the fixed set of codes.
+ */
+const CALLER_FAULT_CODES = new Set<string>([
   'GRAPHQL_VALIDATION_FAILED',
   'GRAPHQL_PARSE_FAILED',
   'BAD_REQUEST',
   'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
   'OPERATION_RESOLUTION_FAILURE',
 ]);
 
@@ -106,6 +107,9 @@ export function createErrorFormatter(log: (correlationId: string, error: unknown
     if (typeof code === 'string' && PASS_THROUGH_CODES.has(code)) {
       const { stacktrace: _stacktrace, http: _http, ...extensions } = formatted.extensions ?? {};
       return { ...formatted, extensions: { ...extensions, code } };
+    }
+    if (typeof code === 'string' && CALLER_FAULT_CODES.has(code)) {
+      return { ...formatted, extensions: { code: 'BAD_USER_INPUT', reason: code } };
     }
     if (error instanceof GraphQLError && !error.originalError) {
       // Variable and argument coercion errors carry no original error and no code.

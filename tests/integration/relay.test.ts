@@ -214,9 +214,9 @@ describe('Relay nodes and connections', () => {
       expect(ok(await t.gql('query ($id: ID!) { project(id: $id) { experiments { totalCount } } }', { id: a.id })).project.experiments.totalCount).toBe(1);
     });
 
-    it('reports malformed requests with their GraphQL codes', async () => {
-      failure(await t.gql('{ viewer { serverAdmin '), 'GRAPHQL_PARSE_FAILED');
-      failure(await t.gql('{ viewer { noSuchField } }'), 'GRAPHQL_VALIDATION_FAILED');
+    it('reports malformed requests as BAD_USER_INPUT with the GraphQL code as reason', async () => {
+      expect(failure(await t.gql('{ viewer { serverAdmin '), 'BAD_USER_INPUT').extensions?.reason).toBe('GRAPHQL_PARSE_FAILED');
+      expect(failure(await t.gql('{ viewer { noSuchField } }'), 'BAD_USER_INPUT').extensions?.reason).toBe('GRAPHQL_VALIDATION_FAILED');
       failure(await t.gql('query ($id: ID!) { node(id: $id) { id } }', {}), 'BAD_USER_INPUT');
       failure(await t.gql(CREATE_DATASET, { input: { name: 'missing use case id' } }), 'BAD_USER_INPUT');
     });
