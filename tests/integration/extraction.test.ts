@@ -306,6 +306,11 @@ describe('endpoints, extraction and framework configs through GraphQL', () => {
       );
       expect(registered.errors).toBeUndefined();
       expect(registered.data!.registerEndpoint.models).toEqual([{ id: importedModel, servedName: 'imported-then-served', endpoint: { name: 'later' } }]);
+      // a later import under that name is a run of the served model
+      const again = await t.gql(`mutation($i: ImportPredictionsInput!) { importPredictions(input: $i) { run { model { id endpoint { name } } } } }`, {
+        i: { datasetId: dataset, modelName: 'imported-then-served', format: 'JSONL', layout: 'JSON_COLUMN', content: '{"id":"A","extracted_data":{"x":"z"}}' },
+      });
+      expect(again.data!.importPredictions.run.model).toEqual({ id: importedModel, endpoint: { name: 'later' } });
     } finally {
       await other.close();
     }

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { NormalisedCell } from '../../analytics/types';
 import { parseOutput } from '../../extraction/output-parser';
 import type { PageArgs } from '../../graphql/connection';
@@ -134,18 +134,7 @@ export class RunService {
 
     const run = await this.dataSource.transaction(async (manager) => {
       await lockUnchangedUseCase(manager, { useCaseId: useCase.id, updatedAt: useCase.updatedAt, variableIds: variables.map((v) => v.id) });
-      // Concurrent imports may both meet a new model name: insert-if-absent, then read (under
-      // READ COMMITTED the read sees the row of whichever import committed it).
-      await manager.query(
-        `INSERT INTO models (project_id, endpoint_id, served_name) VALUES ($1, NULL, $2)
-         ON CONFLICT (project_id, served_name) WHERE endpoint_id IS NULL DO NOTHING`,
-        [dataset.projectId, modelName],
-      );
-      const model = await manager
-        .getRepository(Model)
-        .createQueryBuilder('m')
-        .where('m.project_id = :p AND m.endpoint_id IS NULL AND m.served_name = :n', { p: dataset.projectId, n: modelName })
-        .getOneOrFail();
+      const model = await this.importedModel(manager, dataset.projectId, modelName);
       const now = new Date();
       const run = await manager.getRepository(Run).save(
         manager.getRepository(Run).create({
@@ -193,6 +182,31 @@ export class RunService {
       return run;
     });
     return { run, imported: rows.length, missingReports: reportIds.size - rows.length };
+  }
+
+  /**
+   * The model a run made elsewhere is attributed to: the project's model of that served name
+   * (the one an endpoint serves, when one does, so imported and executed runs of a model are
+   * compared as one model), else a new model without endpoint. Concurrent imports may both meet
+   * a new name: insert-if-absent, then read (under READ COMMITTED the read sees whichever
+   * import's row committed).
+   */
+  private async importedModel(manager: EntityManager, projectId: string, servedName: string): Promise<Model> {
+    const query = () =>
+      manager
+        .getRepository(Model)
+        .createQueryBuilder('m')
+        .where('m.project_id = :p AND m.served_name = :n', { p: projectId, n: servedName })
+        .orderBy('m.endpoint_id IS NULL', 'ASC')
+        .addOrderBy('m.created_at', 'ASC');
+    const existing = await query().getOne();
+    if (existing) return existing;
+    await manager.query(
+      `INSERT INTO models (project_id, endpoint_id, served_name) VALUES ($1, NULL, $2)
+       ON CONFLICT (project_id, served_name) WHERE endpoint_id IS NULL DO NOTHING`,
+      [projectId, servedName],
+    );
+    return query().getOneOrFail();
   }
 
   private readPredictions(rows: ReturnType<typeof parseRecords>['rows'], input: ImportPredictionsInput, keys: string[], errors: RowError[]) {
