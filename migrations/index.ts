@@ -3,6 +3,7 @@ import { AnalyticsCache1764460000000 } from './1764460000000-analytics-cache';
 import { VariableExtractionFields1764470000000 } from './1764470000000-variable-extraction-fields';
 import { MillisecondTimestamps1764480000000 } from './1764480000000-millisecond-timestamps';
 import { AppendOnlyAnalyticsChanges1764490000000 } from './1764490000000-append-only-analytics-changes';
+import { PredictionsInReportOrder1764500000000 } from './1764500000000-predictions-in-report-order';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: Function[] = [
@@ -11,4 +12,5 @@ export const MIGRATIONS: Function[] = [
   VariableExtractionFields1764470000000,
   MillisecondTimestamps1764480000000,
   AppendOnlyAnalyticsChanges1764490000000,
+  PredictionsInReportOrder1764500000000,
 ];

@@ -60,4 +60,4 @@ export const datasetsPageByUseCase = firstPageLoaderFactory(Dataset, 'use_case_i
 export const promptsPageByUseCase = firstPageLoaderFactory(Prompt, 'use_case_id', 'created_at', (p) => p.createdAt);
 export const runsPageByUseCase = firstPageLoaderFactory(Run, 'use_case_id', 'created_at', (r) => r.createdAt);
 export const reportsPageByDataset = firstPageLoaderFactory(Report, 'dataset_id', 'ordinal', (r) => r.ordinal);
-export const predictionsPageByRun = firstPageLoaderFactory(Prediction, 'run_id', 'created_at', (p) => p.createdAt);
+export const predictionsPageByRun = firstPageLoaderFactory(Prediction, 'run_id', 'report_ordinal', (p) => p.reportOrdinal);

@@ -79,4 +79,24 @@ describe('regressions: paging, cursors, renormalisation, nested lists', () => {
     }
     expect(counts[1]).toBe(counts[0]);
   });
+
+  it("lists a run's predictions in report order, whatever the order of the imported file", async () => {
+    const project = await createProjectWithKeys(t, 'Report order');
+    const { datasetId } = await createLoadedDataset(t, project.id);
+    const run = await importPredictions(t, datasetId, {
+      format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm',
+      content: jsonl(['R4', 'R2', 'R5', 'R1', 'R3'].map((id) => ({ id, extracted_data: { grade: 'G1' } }))),
+    });
+    const query = `query ($id: ID!, $after: String) { node(id: $id) { ... on Run {
+      predictions(first: 2, after: $after) { pageInfo { hasNextPage endCursor } nodes { report { externalId } } } } } }`;
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (let i = 0; i < 5; i++) {
+      const page: any = ok(await t.gql(query, { id: run.run.id, after })).node.predictions;
+      seen.push(...page.nodes.map((n: { report: { externalId: string } }) => n.report.externalId));
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor;
+    }
+    expect(seen).toEqual(['R1', 'R2', 'R3', 'R4', 'R5']);
+  });
 });

@@ -54,6 +54,10 @@ export class Prediction extends Node {
   @Column({ name: 'report_id', type: 'uuid' })
   reportId!: string;
 
+  /** The report's ordinal in its dataset: predictions list in report order. */
+  @Column({ name: 'report_ordinal', type: 'integer' })
+  reportOrdinal!: number;
+
   @Field(() => PredictionStatus)
   @Column({ type: 'varchar', length: 16 })
   status!: PredictionStatus;

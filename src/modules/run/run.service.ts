@@ -88,7 +88,7 @@ export class RunService {
       const invalid = `EXISTS (SELECT 1 FROM jsonb_each(e.cells) c WHERE c.value->>'status' = 'INVALID')`;
       query.andWhere(filter.hasInvalid ? invalid : `NOT ${invalid}`);
     }
-    return paginate(query, args, { column: 'e.created_at', value: (p) => p.createdAt });
+    return paginate(query, args, { column: 'e.report_ordinal', kind: 'integer', value: (p) => p.reportOrdinal });
   }
 
   /**
@@ -160,10 +160,11 @@ export class RunService {
       for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
         const chunk = rows.slice(i, i + INSERT_CHUNK);
         await manager.query(
-          `INSERT INTO predictions (project_id, run_id, report_id, status, "values", cells, parsed, raw, reasoning, samples, finish_reason, attempts)
-           SELECT $1, $2, u.report_id, $3, u.values::jsonb, u.cells::jsonb, u.parsed::jsonb, u.raw, u.reasoning, u.samples::jsonb, u.finish_reason, 1
+          `INSERT INTO predictions (project_id, run_id, report_id, report_ordinal, status, "values", cells, parsed, raw, reasoning, samples, finish_reason, attempts)
+           SELECT $1, $2, u.report_id, r.ordinal, $3, u.values::jsonb, u.cells::jsonb, u.parsed::jsonb, u.raw, u.reasoning, u.samples::jsonb, u.finish_reason, 1
            FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-             AS u(report_id, values, cells, parsed, raw, reasoning, samples, finish_reason)`,
+             AS u(report_id, values, cells, parsed, raw, reasoning, samples, finish_reason)
+           JOIN reports r ON r.id = u.report_id`,
           [
             dataset.projectId,
             run.id,
