@@ -185,4 +185,31 @@ describe('statistics and access regressions', () => {
   void CREATE_DATASET;
   void createApiKey;
   void failure;
+
+  it('consensusRanking(voters: USE_CASES) has one voter per use case, whatever its number of datasets', async () => {
+    const project = await createProject(t, 'Voters per use case');
+    const { useCase, datasetId } = await createLoadedDataset(t, project.id);
+    const second = await createDataset(t, useCase.id, 'second set');
+    await importReports(t, second);
+    for (const ds of [datasetId, second]) {
+      await importAnnotations(t, ds, 'Consensus', 'CSV', REFERENCE, { isReference: true, kind: 'CONSENSUS' });
+      await importPredictions(t, ds, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: predictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
+      await importPredictions(t, ds, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm2', content: predictions(['G1', 'G1', 'G1', 'G1', 'G1']) });
+    }
+    const data = ok(
+      await t.gql(
+        `query ($p: ID!, $u: [ID!]!) { project(id: $p) { consensusRanking(useCaseIds: $u, voters: USE_CASES, options: { resamples: 0 }) { voterCount } } }`,
+        { p: project.id, u: [useCase.id] },
+      ),
+    );
+    expect(data.project.consensusRanking.voterCount).toBe(1);
+    const groups = ok(
+      await t.gql(`query ($p: ID!, $u: [ID!]!) { project(id: $p) { groupSummary(useCaseIds: $u, groupBy: FAMILY, options: { resamples: 0 }) { memberCount } } }`, {
+        p: project.id,
+        u: [useCase.id],
+      }),
+    );
+    // one member per model and use case
+    expect(groups.project.groupSummary.map((g: { memberCount: number }) => g.memberCount)).toEqual([2]);
+  });
 });

@@ -455,7 +455,7 @@ export class ScoringService {
           if (group === null || !model) continue;
           const entry = groups.get(group) ?? { members: [], models: new Set<string>() };
           entry.members.push({
-            model: `${model.id}@${unit.g.frame.dataset.id}`,
+            model: `${model.id}@${unit.g.frame.useCase.id}`,
             value: grid.macroPoints[r]!,
             replicates: grid.macroReplicates.slice(r * B, (r + 1) * B),
           });
@@ -497,17 +497,23 @@ export class ScoringService {
   }
 
   /**
-   * Per (use case, dataset): the grid of its runs and the runs that stand for candidates: all
-   * runs at RUN level, each model's best-ranked run at MODEL level. Datasets without a reference
-   * standard (or without any annotated variable) have nothing to rank and are left out.
+   * Per use case: the grid of its runs on one dataset and the runs that stand for candidates (all
+   * runs at RUN level, each model's best-ranked run at MODEL level). A use case speaks through
+   * one dataset, so that it is one voter and a model one member per use case: the dataset with
+   * the most scored runs (the oldest among equals) that has a reference standard and annotated
+   * variables. Use cases without such a dataset are left out.
    */
   private async unitsOf(principal: Principal, useCases: UseCase[], level: RankingLevel, options: ResolvedStatsOptions) {
     const units: { g: DatasetGrid; selected: number[] }[] = [];
     for (const useCase of useCases) {
-      const datasets = await this.dataSource.getRepository(Dataset).find({ where: { useCaseId: useCase.id }, order: { createdAt: 'ASC' } });
+      const datasets = await this.dataSource.getRepository(Dataset).find({ where: { useCaseId: useCase.id }, order: { createdAt: 'ASC', id: 'ASC' } });
+      const candidates: { dataset: Dataset; runs: Run[] }[] = [];
       for (const dataset of datasets) {
         const runs = await this.scoredRuns(dataset.id);
-        if (runs.length === 0) continue;
+        if (runs.length > 0) candidates.push({ dataset, runs });
+      }
+      candidates.sort((a, b) => b.runs.length - a.runs.length);
+      for (const { dataset, runs } of candidates) {
         const frame = await loadFrame(this.dataSource, dataset.id);
         const ownReference = options.referenceAnnotatorId !== null && frame.annotators.some((a) => a.id === options.referenceAnnotatorId);
         if (!ownReference && !frame.annotators.some((a) => a.isReference)) continue;
@@ -516,13 +522,14 @@ export class ScoringService {
         const grid = g.grid;
         if (level === RankingLevel.RUN) {
           units.push({ g, selected: runs.map((_, r) => r) });
-          continue;
+        } else {
+          const V = g.variableIndex.length;
+          const voterScores = Array.from({ length: V }, (_, v) => Float64Array.from({ length: runs.length }, (_, r) => grid.points[r * V + v]!));
+          const order = kemeny(voterScores, { macro: grid.macroPoints, names: runs.map((r) => `${r.name}\u0000${r.id}`) }).order;
+          const best = bestRunPerModel(order, runs.map((r) => r.modelId ?? `run:${r.id}`));
+          units.push({ g, selected: best.map((b) => b.run) });
         }
-        const V = g.variableIndex.length;
-        const voterScores = Array.from({ length: V }, (_, v) => Float64Array.from({ length: runs.length }, (_, r) => grid.points[r * V + v]!));
-        const order = kemeny(voterScores, { macro: grid.macroPoints, names: runs.map((r) => `${r.name}\u0000${r.id}`) }).order;
-        const best = bestRunPerModel(order, runs.map((r) => r.modelId ?? `run:${r.id}`));
-        units.push({ g, selected: best.map((b) => b.run) });
+        break;
       }
     }
     return units;
