@@ -20,7 +20,6 @@ import {
   createLoadedDataset,
   createProject,
   createUseCase,
-  csv,
   failure,
   IMPORT_ANNOTATIONS,
   IMPORT_PREDICTIONS,
@@ -34,22 +33,11 @@ import {
   rowId,
   STANDARD_VARIABLES,
   UPDATE_USE_CASE,
+  STANDARD_REFERENCE,
+  standardPredictions,
 } from '../support/graphql-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
-/** Reference annotations for R1…R5 of the standard use case. */
-const REFERENCE = csv([
-  ['id', 'grade', 'metastasis', 'breslow_mm', 'mitoses'],
-  ['R1', 'G2', 'No', '1.4', '3/HPF'],
-  ['R2', 'G3', 'Yes', '', ''],
-  ['R3', 'G1', 'No', '3.1', '6/mm2'],
-  ['R4', 'Not specified', 'No', '', ''],
-  ['R5', 'G2', 'Not specified', '', ''],
-]);
-
-function predictions(grades: string[]): string {
-  return jsonl(['R1', 'R2', 'R3', 'R4', 'R5'].map((id, i) => ({ id, extracted_data: { grade: grades[i], metastasis: 'No', breslow_mm: '1,4' } })));
-}
 
 const codeOf = (result: { errors?: { extensions?: Record<string, any> }[] }) => result.errors?.[0]?.extensions?.code ?? 'OK';
 
@@ -78,7 +66,7 @@ describe('robustness of writes and inputs', () => {
       const project = await createProject(t, 'Concurrent model creation');
       const { datasetId } = await createLoadedDataset(t, project.id);
       const input = (name: string) => ({
-        input: { datasetId, format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'brand-new-model', name, content: predictions(['G2', 'G3', 'G1', 'G1', 'G2']) },
+        input: { datasetId, format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'brand-new-model', name, content: standardPredictions(['G2', 'G3', 'G1', 'G1', 'G2']) },
       });
       const results = await Promise.all([1, 2, 3, 4].map((i) => t.gql(IMPORT_PREDICTIONS, input(`run ${i}`))));
       expect(results.map(codeOf)).toEqual(['OK', 'OK', 'OK', 'OK']);
@@ -93,7 +81,7 @@ describe('robustness of writes and inputs', () => {
       await runner.connect();
       await runner.startTransaction();
       await runner.query('SELECT id FROM datasets WHERE id = $1 FOR UPDATE', [rowId(datasetId)]);
-      const pending = t.gql(IMPORT_ANNOTATIONS, { input: { datasetId, annotatorName: 'Consensus', isReference: true, format: 'CSV', content: REFERENCE } });
+      const pending = t.gql(IMPORT_ANNOTATIONS, { input: { datasetId, annotatorName: 'Consensus', isReference: true, format: 'CSV', content: STANDARD_REFERENCE } });
       await waitForLockWait(t, '%FROM datasets WHERE id = $1 FOR UPDATE%');
       // Meanwhile the variable "mitoses" is dropped (its annotations would cascade away).
       ok(await t.gql(UPDATE_USE_CASE, { input: { id: useCase.id, variables: STANDARD_VARIABLES.filter((v) => v.key !== 'mitoses') } }));
@@ -103,7 +91,7 @@ describe('robustness of writes and inputs', () => {
       expect(error.message).toMatch(/changed during the import; import again/);
       expect(Number((await t.dataSource.query('SELECT count(*) AS n FROM annotations WHERE dataset_id = $1', [rowId(datasetId)]))[0].n)).toBe(0);
       // Imported again, under the new variables, it goes through.
-      ok(await t.gql(IMPORT_ANNOTATIONS, { input: { datasetId, annotatorName: 'Consensus', format: 'CSV', content: REFERENCE.replace(/,[^,\n]*\n/g, '\n') } }));
+      ok(await t.gql(IMPORT_ANNOTATIONS, { input: { datasetId, annotatorName: 'Consensus', format: 'CSV', content: STANDARD_REFERENCE.replace(/,[^,\n]*\n/g, '\n') } }));
     });
 
     it('importPredictions normalised before a use case change is refused with CONFLICT', async () => {
@@ -115,7 +103,7 @@ describe('robustness of writes and inputs', () => {
       await runner.startTransaction();
       await runner.query('SELECT id FROM use_cases WHERE id = $1 FOR UPDATE', [rowId(useCase.id)]);
       const pending = t.gql(IMPORT_PREDICTIONS, {
-        input: { datasetId, format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: predictions(['G2', 'G3', 'G1', 'G1', 'G2']) },
+        input: { datasetId, format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: standardPredictions(['G2', 'G3', 'G1', 'G1', 'G2']) },
       });
       await waitForLockWait(t, '%FROM use_cases WHERE id = $1 FOR SHARE%');
       await runner.query(`UPDATE variables SET options = '["G1","G2","G3","G4","Not specified"]' WHERE use_case_id = $1 AND key = 'grade'`, [rowId(useCase.id)]);
@@ -169,7 +157,7 @@ describe('robustness of writes and inputs', () => {
   it('re-importing an annotator without kind keeps its kind; a new one without kind is HUMAN', async () => {
     const project = await createProject(t, 'Annotator kind');
     const { datasetId } = await createLoadedDataset(t, project.id);
-    await importAnnotations(t, datasetId, 'Consensus', 'CSV', REFERENCE, { isReference: true, kind: 'CONSENSUS' });
+    await importAnnotations(t, datasetId, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true, kind: 'CONSENSUS' });
     const fixed = await t.gql(IMPORT_ANNOTATIONS, { input: { datasetId, annotatorName: 'Consensus', format: 'CSV', content: 'id,grade\nR1,G3\n' } });
     expect(ok(fixed).importAnnotations.annotator.kind).toBe('CONSENSUS');
     const human = await t.gql(IMPORT_ANNOTATIONS, { input: { datasetId, annotatorName: 'Reader 1', format: 'CSV', content: 'id,grade\nR1,G3\n' } });
@@ -323,7 +311,7 @@ describe('robustness of writes and inputs', () => {
     it('updateModel(supportsThinking: null) is BAD_USER_INPUT, not an internal error', async () => {
       const project = await createProject(t, 'Model update null');
       const { datasetId } = await createLoadedDataset(t, project.id);
-      const run = await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: predictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
+      const run = await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: standardPredictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
       const update = `mutation ($i: UpdateModelInput!) { updateModel(input: $i) { model { supportsThinking family } } }`;
       const error = failure(await t.gql(update, { i: { id: run.run.model.id, supportsThinking: null } }), 'BAD_USER_INPUT');
       expect(error.extensions?.field).toBe('supportsThinking');

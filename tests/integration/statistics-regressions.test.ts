@@ -6,7 +6,6 @@ import {
   createProject,
   createProjectWithKeys,
   createUseCase,
-  csv,
   failure,
   importAnnotations,
   importPredictions,
@@ -18,22 +17,11 @@ import {
   rowId,
   STANDARD_VARIABLES,
   UPDATE_USE_CASE,
+  STANDARD_REFERENCE,
+  standardPredictions,
 } from '../support/graphql-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
-/** Reference annotations for R1…R5 of the standard use case. */
-const REFERENCE = csv([
-  ['id', 'grade', 'metastasis', 'breslow_mm', 'mitoses'],
-  ['R1', 'G2', 'No', '1.4', '3/HPF'],
-  ['R2', 'G3', 'Yes', '', ''],
-  ['R3', 'G1', 'No', '3.1', '6/mm2'],
-  ['R4', 'Not specified', 'No', '', ''],
-  ['R5', 'G2', 'Not specified', '', ''],
-]);
-
-function predictions(grades: string[]): string {
-  return jsonl(['R1', 'R2', 'R3', 'R4', 'R5'].map((id, i) => ({ id, extracted_data: { grade: grades[i], metastasis: 'No', breslow_mm: '1,4' } })));
-}
 
 describe('statistics and access regressions', () => {
   let t: TestApp;
@@ -45,10 +33,10 @@ describe('statistics and access regressions', () => {
   it('consensusRanking(level: RUN) ranks every model × strategy, not only each model’s best run', async () => {
     const project = await createProject(t, 'Consensus at run level');
     const { useCase, datasetId } = await createLoadedDataset(t, project.id);
-    await importAnnotations(t, datasetId, 'Consensus', 'CSV', REFERENCE, { isReference: true, kind: 'CONSENSUS' });
-    await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', strategy: 'ZERO_SHOT', content: predictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
-    await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', strategy: 'FEW_SHOT', content: predictions(['G2', 'G1', 'G1', 'G1', 'G1']) });
-    await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm2', strategy: 'ZERO_SHOT', content: predictions(['G1', 'G1', 'G1', 'G1', 'G1']) });
+    await importAnnotations(t, datasetId, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true, kind: 'CONSENSUS' });
+    await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', strategy: 'ZERO_SHOT', content: standardPredictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
+    await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', strategy: 'FEW_SHOT', content: standardPredictions(['G2', 'G1', 'G1', 'G1', 'G1']) });
+    await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm2', strategy: 'ZERO_SHOT', content: standardPredictions(['G1', 'G1', 'G1', 'G1', 'G1']) });
     const data = ok(
       await t.gql(
         `query ($p: ID!, $u: [ID!]!) { project(id: $p) { consensusRanking(useCaseIds: $u, level: RUN, options: { resamples: 0 }) {
@@ -64,8 +52,8 @@ describe('statistics and access regressions', () => {
   it('StatsOptions fields are nullable with defaults as in API.md (resamples: Int = 1000, …)', async () => {
     const project = await createProject(t, 'Nullable stats options');
     const { datasetId } = await createLoadedDataset(t, project.id);
-    await importAnnotations(t, datasetId, 'Consensus', 'CSV', REFERENCE, { isReference: true });
-    const run = await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: predictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
+    await importAnnotations(t, datasetId, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true });
+    const run = await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: standardPredictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
     // A client that forwards an unset variable sends null; API.md declares `resamples: Int = 1000`.
     const result = await t.gql(
       `query ($id: ID!, $b: Int) { node(id: $id) { ... on Run { scores(options: { resamples: $b, seed: null }) { macroAverage { value } } } } }`,
@@ -79,7 +67,7 @@ describe('statistics and access regressions', () => {
     const useCase = await createUseCase(t, project.id, {}, project.admin);
     const datasetId = await createDataset(t, useCase.id, 'set', project.admin);
     await importReports(t, datasetId, undefined, {}, project.admin);
-    await importAnnotations(t, datasetId, 'Consensus', 'CSV', REFERENCE, { isReference: true }, project.admin);
+    await importAnnotations(t, datasetId, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true }, project.admin);
     const count = async () => Number((await t.dataSource.query('SELECT count(*) AS n FROM annotations WHERE dataset_id = $1', [rowId(datasetId)]))[0].n);
     expect(await count()).toBe(20);
     // An EDITOR replaces the variable list (a renamed key); deleteUseCase would need ADMIN.
@@ -97,10 +85,10 @@ describe('statistics and access regressions', () => {
     for (const n of [2, 5]) {
       const project = await createProject(t, `Scores per run ${n}`);
       const { useCase, datasetId } = await createLoadedDataset(t, project.id);
-      await importAnnotations(t, datasetId, 'A', 'CSV', REFERENCE, { isReference: true });
-      await importAnnotations(t, datasetId, 'B', 'CSV', REFERENCE);
+      await importAnnotations(t, datasetId, 'A', 'CSV', STANDARD_REFERENCE, { isReference: true });
+      await importAnnotations(t, datasetId, 'B', 'CSV', STANDARD_REFERENCE);
       for (let i = 0; i < n; i++) {
-        await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: `m${i}`, content: predictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
+        await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: `m${i}`, content: standardPredictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
       }
       t.queries.length = 0;
       ok(
@@ -117,7 +105,7 @@ describe('statistics and access regressions', () => {
     const project = await createProject(t, 'Reference emptied');
     const { useCase, datasetId } = await createLoadedDataset(t, project.id);
     await importAnnotations(t, datasetId, 'Consensus', 'CSV', 'id,grade\nR1,G1\nR2,G2\nR3,G3\n', { isReference: true });
-    await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: predictions(['G1', 'G2', 'G3', 'G1', 'G2']) });
+    await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: standardPredictions(['G1', 'G2', 'G3', 'G1', 'G2']) });
     // The grade options are renamed: the stored reference values no longer normalise (INVALID) and are skipped.
     const variables = STANDARD_VARIABLES.map((v) => (v.key === 'grade' ? { ...v, options: ['Grade 1', 'Grade 2', 'Grade 3'], aliases: null } : v));
     ok(await t.gql(UPDATE_USE_CASE, { input: { id: useCase.id, variables } }));
@@ -192,9 +180,9 @@ describe('statistics and access regressions', () => {
     const second = await createDataset(t, useCase.id, 'second set');
     await importReports(t, second);
     for (const ds of [datasetId, second]) {
-      await importAnnotations(t, ds, 'Consensus', 'CSV', REFERENCE, { isReference: true, kind: 'CONSENSUS' });
-      await importPredictions(t, ds, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: predictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
-      await importPredictions(t, ds, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm2', content: predictions(['G1', 'G1', 'G1', 'G1', 'G1']) });
+      await importAnnotations(t, ds, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true, kind: 'CONSENSUS' });
+      await importPredictions(t, ds, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm1', content: standardPredictions(['G2', 'G3', 'G1', 'G1', 'G2']) });
+      await importPredictions(t, ds, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'm2', content: standardPredictions(['G1', 'G1', 'G1', 'G1', 'G1']) });
     }
     const data = ok(
       await t.gql(

@@ -346,3 +346,18 @@ export function isBookkeeping(sql: string): boolean {
   if (/^(START TRANSACTION|BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE SAVEPOINT)/.test(s)) return true;
   return /"API_KEYS"|\bAPI_KEYS\b/.test(s);
 }
+
+/** Reference annotations for R1…R5 of the standard use case. */
+export const STANDARD_REFERENCE = csv([
+  ['id', 'grade', 'metastasis', 'breslow_mm', 'mitoses'],
+  ['R1', 'G2', 'No', '1.4', '3/HPF'],
+  ['R2', 'G3', 'Yes', '', ''],
+  ['R3', 'G1', 'No', '3.1', '6/mm2'],
+  ['R4', 'Not specified', 'No', '', ''],
+  ['R5', 'G2', 'Not specified', '', ''],
+]);
+
+/** A JSON_COLUMN predictions file for R1…R5 with the given grades. */
+export function standardPredictions(grades: string[]): string {
+  return jsonl(['R1', 'R2', 'R3', 'R4', 'R5'].map((id, i) => ({ id, extracted_data: { grade: grades[i], metastasis: 'No', breslow_mm: '1,4' } })));
+}

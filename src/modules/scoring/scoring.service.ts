@@ -88,6 +88,17 @@ function invalidCounts(counts: Record<string, number>): InvalidCount[] {
   return INVALID_CATEGORIES.map((category) => ({ category: category as InvalidCategory, count: counts[category] ?? 0 })).filter((c) => c.count > 0);
 }
 
+function rankingOf(result: { exact: boolean; score: number; lowerBound: number; voterCount: number }, entries: RankingEntry[]): Ranking {
+  return {
+    method: RankingMethod.KEMENY_YOUNG,
+    exact: result.exact,
+    score: Math.round(result.score),
+    lowerBound: Math.round(result.lowerBound),
+    voterCount: result.voterCount,
+    entries,
+  };
+}
+
 /** A grid of runs over one dataset with everything derived from it. */
 interface DatasetGrid {
   frame: DatasetFrame;
@@ -283,14 +294,7 @@ export class ScoringService {
         macroAverage: toEstimate(grid.macro[candidates[c]!]!, options.resamples),
       };
     });
-    return {
-      method: RankingMethod.KEMENY_YOUNG,
-      exact: ranking.exact,
-      score: Math.round(ranking.score),
-      lowerBound: Math.round(ranking.lowerBound),
-      voterCount: ranking.voterCount,
-      entries,
-    };
+    return rankingOf(ranking, entries);
   }
 
   private async rankIntervals(grid: BootstrapGridResult, candidates: number[], V: number, order: number[], names: string[], options: ResolvedStatsOptions) {
@@ -416,14 +420,7 @@ export class ScoringService {
           macroAverage: macroEstimate,
         };
       });
-      return {
-        method: RankingMethod.KEMENY_YOUNG,
-        exact: ranking.exact,
-        score: Math.round(ranking.score),
-        lowerBound: Math.round(ranking.lowerBound),
-        voterCount: ranking.voterCount,
-        entries,
-      };
+      return rankingOf(ranking, entries);
     });
   }
 
