@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { EntityTarget, ObjectLiteral } from 'typeorm';
 import { canSee } from '../modules/api-key/principal';
-import { pageSize, type ConnectionShape } from './connection';
+import { cursorFor, pageSize, type ConnectionShape } from './connection';
 import type { LoaderFactory } from './loader-registry';
 
 export interface FirstPageKey {
@@ -50,11 +50,7 @@ export function firstPageLoaderFactory<T extends ObjectLiteral & { id: string; p
           for (const parentId of parents) {
             const group = byParent.get(parentId) ?? { nodes: [], total: 0, more: false };
             const nodes = group.nodes.filter((n) => canSee(principal, n.projectId));
-            const edges = nodes.map((node) => {
-              const key = sortValue(node);
-              const cursor = Buffer.from(JSON.stringify({ k: key instanceof Date ? key.toISOString() : key, i: node.id }), 'utf8').toString('base64url');
-              return { cursor, node };
-            });
+            const edges = nodes.map((node) => ({ cursor: cursorFor(sortColumn, parentId, sortValue(node), node.id), node }));
             const total = nodes.length === group.nodes.length ? group.total : nodes.length;
             pages.set(`${parentId}:${limit}`, {
               edges,

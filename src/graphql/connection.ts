@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { createHash } from 'node:crypto';
 import { ArgsType, Field, Int, ObjectType, type ClassType } from 'type-graphql';
 import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 import { badInput } from './errors';
@@ -65,6 +66,18 @@ export function pageSize(first: number | null | undefined): number {
 interface Cursor {
   k: string | number;
   i: string;
+  /** Which list the cursor belongs to: a tag of the sort column and the parent object. */
+  l: string;
+}
+
+/** The list tag of a cursor: the same for every page of one list, different between lists. */
+export function listTag(column: string, scope: string): string {
+  return createHash('sha256').update(`${column.replace(/^e\./, '')}|${scope}`).digest('base64url').slice(0, 12);
+}
+
+/** The cursor of one row of a list sorted by (column, id) under the parent `scope`. */
+export function cursorFor(column: string, scope: string, key: string | number | Date, id: string): string {
+  return encodeCursor({ k: key instanceof Date ? key.toISOString() : key, i: id, l: listTag(column, scope) });
 }
 
 function encodeCursor(cursor: Cursor): string {
@@ -75,9 +88,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** A cursor of this list, or BAD_USER_INPUT: a forged or foreign cursor never reaches SQL. */
-function decodeCursor(value: string, kind: SortKind): Cursor {
+function decodeCursor(value: string, kind: SortKind, tag: string): Cursor {
   try {
     const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Cursor;
+    if (parsed.l !== tag) throw new Error('cursor of another list');
     const keyFits = kind === 'integer' ? Number.isSafeInteger(parsed.k) : typeof parsed.k === 'string' && ISO_TIMESTAMP.test(parsed.k) && !Number.isNaN(Date.parse(parsed.k));
     if (keyFits && typeof parsed.i === 'string' && UUID.test(parsed.i)) return parsed;
   } catch {
@@ -91,6 +105,8 @@ export type SortKind = 'timestamp' | 'integer';
 export interface SortKey<T> {
   /** SQL expression on alias `e`, e.g. `e.created_at` or `e.ordinal`. */
   column: string;
+  /** The parent the list belongs to (its id), so a cursor of another list is refused. */
+  scope: string;
   /** Default 'timestamp' (a millisecond-precision timestamptz). */
   kind?: SortKind;
   value: (row: T) => string | number | Date;
@@ -109,7 +125,7 @@ export async function paginate<T extends ObjectLiteral & { id: string }>(
   const countQuery = query.clone();
   const page = query.clone();
   if (args.after) {
-    const cursor = decodeCursor(args.after, sort.kind ?? 'timestamp');
+    const cursor = decodeCursor(args.after, sort.kind ?? 'timestamp', listTag(sort.column, sort.scope));
     page.andWhere(`(${sort.column}, e.id) > (:cursorKey, :cursorId)`, { cursorKey: cursor.k, cursorId: cursor.i });
   }
   let counted: Promise<number> | undefined;
@@ -117,10 +133,7 @@ export async function paginate<T extends ObjectLiteral & { id: string }>(
   const rows = limit === 0 ? [] : await page.orderBy(sort.column, 'ASC').addOrderBy('e.id', 'ASC').take(limit + 1).getMany();
   const hasNextPage = limit === 0 ? (await page.take(1).getCount()) > 0 : rows.length > limit;
   const nodes = rows.slice(0, limit);
-  const edges = nodes.map((node) => {
-    const key = sort.value(node);
-    return { cursor: encodeCursor({ k: key instanceof Date ? key.toISOString() : key, i: node.id }), node };
-  });
+  const edges = nodes.map((node) => ({ cursor: cursorFor(sort.column, sort.scope, sort.value(node), node.id), node }));
   return {
     edges,
     nodes,

@@ -99,4 +99,14 @@ describe('regressions: paging, cursors, renormalisation, nested lists', () => {
     }
     expect(seen).toEqual(['R1', 'R2', 'R3', 'R4', 'R5']);
   });
+
+  it("refuses a cursor of another list of the same kind (another dataset's reports)", async () => {
+    const project = await createProject(t, 'Foreign cursors');
+    const a = await createLoadedDataset(t, project.id);
+    const b = await createLoadedDataset(t, project.id);
+    const query = 'query ($id: ID!, $after: String) { node(id: $id) { ... on Dataset { reports(first: 2, after: $after) { pageInfo { endCursor } nodes { externalId } } } } }';
+    const cursor = ok(await t.gql(query, { id: a.datasetId })).node.reports.pageInfo.endCursor;
+    expect(ok(await t.gql(query, { id: a.datasetId, after: cursor })).node.reports.nodes.length).toBeGreaterThan(0);
+    failure(await t.gql(query, { id: b.datasetId, after: cursor }), 'BAD_USER_INPUT');
+  });
 });

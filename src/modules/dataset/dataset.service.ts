@@ -27,12 +27,12 @@ export class DatasetService {
 
   list(useCaseId: string, args: PageArgs) {
     const query = this.dataSource.getRepository(Dataset).createQueryBuilder('e').where('e.use_case_id = :useCaseId', { useCaseId });
-    return paginate(query, args, { column: 'e.created_at', value: (d) => d.createdAt });
+    return paginate(query, args, { column: 'e.created_at', scope: useCaseId, value: (d) => d.createdAt });
   }
 
   reports(datasetId: string, args: PageArgs) {
     const query = this.dataSource.getRepository(Report).createQueryBuilder('e').where('e.dataset_id = :datasetId', { datasetId });
-    return paginate(query, args, { column: 'e.ordinal', kind: 'integer', value: (r) => r.ordinal });
+    return paginate(query, args, { column: 'e.ordinal', kind: 'integer', scope: datasetId, value: (r) => r.ordinal });
   }
 
   async create(principal: Principal, useCaseId: string, input: CreateDatasetInput): Promise<Dataset> {

@@ -34,12 +34,12 @@ export class EndpointService {
 
   list(projectId: string, args: PageArgs) {
     const query = this.dataSource.getRepository(Endpoint).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
-    return paginate(query, args, { column: 'e.created_at', value: (e) => e.createdAt });
+    return paginate(query, args, { column: 'e.created_at', scope: projectId, value: (e) => e.createdAt });
   }
 
   listModels(projectId: string, args: PageArgs) {
     const query = this.dataSource.getRepository(Model).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
-    return paginate(query, args, { column: 'e.created_at', value: (m) => m.createdAt });
+    return paginate(query, args, { column: 'e.created_at', scope: projectId, value: (m) => m.createdAt });
   }
 
   async getEndpoint(principal: Principal, id: string, minimum: Role = Role.VIEWER): Promise<Endpoint> {

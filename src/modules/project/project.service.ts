@@ -33,7 +33,7 @@ export class ProjectService {
   list(principal: Principal, args: PageArgs) {
     const query = this.dataSource.getRepository(Project).createQueryBuilder('e');
     if (!principal.serverAdmin) query.where('e.id = :id', { id: principal.projectId });
-    return paginate(query, args, { column: 'e.created_at', value: (p) => p.createdAt });
+    return paginate(query, args, { column: 'e.created_at', scope: 'projects', value: (p) => p.createdAt });
   }
 
 }

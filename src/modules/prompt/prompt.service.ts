@@ -17,7 +17,7 @@ export class PromptService {
 
   list(useCaseId: string, args: PageArgs) {
     const query = this.dataSource.getRepository(Prompt).createQueryBuilder('e').where('e.use_case_id = :useCaseId', { useCaseId });
-    return paginate(query, args, { column: 'e.created_at', value: (p) => p.createdAt });
+    return paginate(query, args, { column: 'e.created_at', scope: useCaseId, value: (p) => p.createdAt });
   }
 
   /** Creates the next version of the named prompt; examples must be objects over known keys. */

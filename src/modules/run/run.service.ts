@@ -70,12 +70,12 @@ export class RunService {
     if (filter.strategy) query.andWhere('e.strategy = :strategy', { strategy: filter.strategy });
     if (filter.status) query.andWhere('e.status = :status', { status: filter.status });
     if (filter.source) query.andWhere('e.source = :source', { source: filter.source });
-    return paginate(query, args, { column: 'e.created_at', value: (r) => r.createdAt });
+    return paginate(query, args, { column: 'e.created_at', scope: useCaseId, value: (r) => r.createdAt });
   }
 
   listExperiments(projectId: string, args: PageArgs) {
     const query = this.dataSource.getRepository(Experiment).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
-    return paginate(query, args, { column: 'e.created_at', value: (x) => x.createdAt });
+    return paginate(query, args, { column: 'e.created_at', scope: projectId, value: (x) => x.createdAt });
   }
 
   predictions(runId: string, args: PageArgs, filter: PredictionFilter | null | undefined) {
@@ -88,7 +88,7 @@ export class RunService {
       const invalid = `EXISTS (SELECT 1 FROM jsonb_each(e.cells) c WHERE c.value->>'status' = 'INVALID')`;
       query.andWhere(filter.hasInvalid ? invalid : `NOT ${invalid}`);
     }
-    return paginate(query, args, { column: 'e.report_ordinal', kind: 'integer', value: (p) => p.reportOrdinal });
+    return paginate(query, args, { column: 'e.report_ordinal', kind: 'integer', scope: runId, value: (p) => p.reportOrdinal });
   }
 
   /**

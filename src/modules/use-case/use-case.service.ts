@@ -64,7 +64,7 @@ export class UseCaseService {
         search: `%${args.search.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
       });
     }
-    return paginate(query, args, { column: 'e.created_at', value: (u) => u.createdAt });
+    return paginate(query, args, { column: 'e.created_at', scope: projectId, value: (u) => u.createdAt });
   }
 
   /**
