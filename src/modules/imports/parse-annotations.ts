@@ -3,9 +3,7 @@ import {
   anyRecordHas,
   collectColumns,
   describeColumns,
-  DuplicateIdTracker,
-  readExternalId,
-  recordError,
+  identifiedRecords,
   setOwn,
   type ParsedRecord,
 } from './parse-records';
@@ -90,23 +88,12 @@ export function parseAnnotations(rows: readonly ParsedRecord[], options: ParseAn
   }
 
   const annotations: ParsedAnnotation[] = [];
-  const ids = new DuplicateIdTracker();
-  for (const rec of rows) {
-    const idResult = readExternalId(rec.record, idField);
-    if (!idResult.ok) {
-      errors.push(recordError(rec, idResult.reason, idField));
-      continue;
-    }
-    const dup = ids.check(idResult.id, rec.row, rec.line, idField);
-    if (dup) {
-      errors.push(dup);
-      continue;
-    }
+  for (const { rec, id } of identifiedRecords(rows, idField, errors)) {
     const values: Record<string, unknown> = {};
     for (const [key, column] of resolved.columns) {
       if (Object.prototype.hasOwnProperty.call(rec.record, column)) setOwn(values, key, rec.record[column]);
     }
-    annotations.push({ externalId: idResult.id, values, row: rec.row });
+    annotations.push({ externalId: id, values, row: rec.row });
   }
   return { annotations, unknownColumns, errors };
 }

@@ -4,15 +4,26 @@ import {
   anyRecordHas,
   collectColumns,
   describeColumns,
-  DuplicateIdTracker,
-  readExternalId,
+  identifiedRecords,
   recordError,
   setOwn,
   type ParsedRecord,
 } from './parse-records';
 import { parsePythonLiteral, PythonLiteralError } from './python-literal';
 
-export type PredictionLayout = 'JSON_COLUMN' | 'WIDE' | 'MEDICAL_RECORD_LLM_CSV';
+export type PredictionLayout = 'RAW_OUTPUT' | 'JSON_COLUMN' | 'WIDE' | 'MEDICAL_RECORD_LLM_CSV';
+
+/**
+ * One column/key holds the raw model output, to be parsed as ReportQL parses its own runs; an
+ * optional finish reason ("length" = truncated) tells the parser whether an unclosed object was cut.
+ */
+export interface RawOutputLayoutOptions {
+  layout: 'RAW_OUTPUT';
+  idField: string;
+  rawField: string;
+  reasoningField?: string;
+  finishReasonField?: string;
+}
 
 /** One column/key holds the extracted object (an object in JSON; JSON or a Python dict literal in CSV). */
 export interface JsonColumnLayoutOptions {
@@ -44,7 +55,7 @@ export interface MedicalRecordLlmLayoutOptions {
   idField?: string;
 }
 
-export type ParsePredictionsOptions = JsonColumnLayoutOptions | WideLayoutOptions | MedicalRecordLlmLayoutOptions;
+export type ParsePredictionsOptions = RawOutputLayoutOptions | JsonColumnLayoutOptions | WideLayoutOptions | MedicalRecordLlmLayoutOptions;
 
 /**
  * Id columns tried, in order, when the framework layout gets no `idField`: the framework's
@@ -74,6 +85,8 @@ export interface ParsedPrediction {
   parseError: string | null;
   /** Self-consistency samples as written (`{temperature, reasoning, extracted_data}` each). */
   samples?: unknown[];
+  /** RAW_OUTPUT: the finish reason given for the output. */
+  finishReason?: string;
   row: number;
 }
 
@@ -185,9 +198,33 @@ export function parsePredictions(rows: readonly ParsedRecord[], options: ParsePr
   };
 
   let idField: string;
-  let readRow: (rec: ParsedRecord) => Omit<ParsedPrediction, 'externalId' | 'row'>;
+  /** null: the row was rejected (its error pushed). */
+  let readRow: (rec: ParsedRecord) => Omit<ParsedPrediction, 'externalId' | 'row'> | null;
 
   switch (options.layout) {
+    case 'RAW_OUTPUT': {
+      idField = options.idField;
+      requireColumn(options.idField, 'id field');
+      requireColumn(options.rawField, 'raw output field');
+      if (options.reasoningField !== undefined) requireColumn(options.reasoningField, 'reasoning field');
+      const { rawField, reasoningField, finishReasonField } = options;
+      readRow = (rec) => {
+        const raw = rec.record[rawField];
+        if (raw !== undefined && raw !== null && typeof raw !== 'string') {
+          errors.push(recordError(rec, `${rawField} must be a string`, rawField));
+          return null;
+        }
+        const finishReason = finishReasonField === undefined ? undefined : rec.record[finishReasonField];
+        return {
+          object: null,
+          parseError: null,
+          raw: raw ?? null,
+          reasoning: reasoningField === undefined ? null : textOrNull(rec.record[reasoningField]),
+          ...(typeof finishReason === 'string' ? { finishReason } : {}),
+        };
+      };
+      break;
+    }
     case 'JSON_COLUMN': {
       idField = options.idField;
       requireColumn(options.idField, 'id field');
@@ -268,19 +305,9 @@ export function parsePredictions(rows: readonly ParsedRecord[], options: ParsePr
   if (errors.length > 0) return { predictions: [], errors, warnings };
 
   const predictions: ParsedPrediction[] = [];
-  const ids = new DuplicateIdTracker();
-  for (const rec of rows) {
-    const idResult = readExternalId(rec.record, idField);
-    if (!idResult.ok) {
-      errors.push(recordError(rec, idResult.reason, idField));
-      continue;
-    }
-    const dup = ids.check(idResult.id, rec.row, rec.line, idField);
-    if (dup) {
-      errors.push(dup);
-      continue;
-    }
-    predictions.push({ externalId: idResult.id, row: rec.row, ...readRow(rec) });
+  for (const { rec, id } of identifiedRecords(rows, idField, errors)) {
+    const row = readRow(rec);
+    if (row !== null) predictions.push({ externalId: id, row: rec.row, ...row });
   }
   return { predictions, errors, warnings };
 }

@@ -430,6 +430,29 @@ export class DuplicateIdTracker {
   }
 }
 
+/**
+ * The records that have a readable external id not seen in an earlier row, with that id; the
+ * others are pushed to `errors` (unreadable id, or a repeat naming the first row).
+ */
+export function identifiedRecords(rows: readonly ParsedRecord[], idField: string, errors: RowError[]): { rec: ParsedRecord; id: string }[] {
+  const ids = new DuplicateIdTracker();
+  const out: { rec: ParsedRecord; id: string }[] = [];
+  for (const rec of rows) {
+    const idResult = readExternalId(rec.record, idField);
+    if (!idResult.ok) {
+      errors.push(recordError(rec, idResult.reason, idField));
+      continue;
+    }
+    const dup = ids.check(idResult.id, rec.row, rec.line, idField);
+    if (dup) {
+      errors.push(dup);
+      continue;
+    }
+    out.push({ rec, id: idResult.id });
+  }
+  return out;
+}
+
 /** The columns present in the file, for error messages, abbreviated past 20. */
 export function describeColumns(columns: readonly string[]): string {
   if (columns.length === 0) return 'none';

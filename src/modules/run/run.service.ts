@@ -10,8 +10,8 @@ import type { DatasetService } from '../dataset/dataset.service';
 import { Model } from '../endpoint/model.entity';
 import type { RowError } from '../imports/import-errors';
 import { importFailure } from '../imports/import.types';
-import { parsePredictions, type ParsedPrediction } from '../imports/parse-predictions';
-import { parseRecords, readExternalId } from '../imports/parse-records';
+import { parsePredictions, type ParsedPrediction, type ParsePredictionsOptions } from '../imports/parse-predictions';
+import { parseRecords } from '../imports/parse-records';
 import { withoutNul } from '../imports/text-checks';
 import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { Prompt } from '../prompt/prompt.entity';
@@ -35,16 +35,14 @@ interface ImportedRow {
   finishReason: string | null;
 }
 
-type ReadPrediction = ParsedPrediction & { finishReason?: string };
-
 /**
  * Model output with its NUL characters removed. PostgreSQL cannot store them, and unlike a
  * report or an annotation, a model's output is a measurement: refusing the row would score the
  * run on fewer reports than it answered, and a NUL carries no meaning in an extracted value.
  * What is stored is what is parsed, so renormalising from `raw` later gives the same cells.
  */
-function withoutNulOutput(p: ReadPrediction): ReadPrediction {
-  const out: ReadPrediction = { ...p, object: withoutNul(p.object), raw: withoutNul(p.raw), reasoning: withoutNul(p.reasoning), parseError: withoutNul(p.parseError) };
+function withoutNulOutput(p: ParsedPrediction): ParsedPrediction {
+  const out: ParsedPrediction = { ...p, object: withoutNul(p.object), raw: withoutNul(p.raw), reasoning: withoutNul(p.reasoning), parseError: withoutNul(p.parseError) };
   if (p.samples !== undefined) out.samples = withoutNul(p.samples);
   if (p.finishReason !== undefined) out.finishReason = withoutNul(p.finishReason);
   return out;
@@ -211,66 +209,37 @@ export class RunService {
   }
 
   private readPredictions(rows: ReturnType<typeof parseRecords>['rows'], input: ImportPredictionsInput, keys: string[], errors: RowError[]) {
-    if (input.layout === PredictionLayout.RAW_OUTPUT) {
-      const idField = input.idField ?? 'id';
-      const rawField = input.rawField ?? 'raw_output';
-      const seen = new Map<string, number>();
-      const out: ReadPrediction[] = [];
-      for (const { row, record } of rows) {
-        const id = readExternalId(record, idField);
-        if (!id.ok) {
-          errors.push({ row, field: idField, reason: id.reason });
-          continue;
-        }
-        if (seen.has(id.id)) {
-          errors.push({ row, field: idField, reason: `external id "${id.id}" repeats row ${seen.get(id.id)}` });
-          continue;
-        }
-        seen.set(id.id, row);
-        const raw = record[rawField];
-        if (raw !== undefined && raw !== null && typeof raw !== 'string') {
-          errors.push({ row, field: rawField, reason: `${rawField} must be a string` });
-          continue;
-        }
-        const reasoning = input.reasoningField ? record[input.reasoningField] : undefined;
-        const finishReason = record[input.finishReasonField ?? 'finish_reason'];
-        out.push({
-          externalId: id.id,
-          object: null,
-          raw: raw ?? null,
-          reasoning: typeof reasoning === 'string' ? reasoning : null,
-          parseError: null,
-          row,
-          ...(typeof finishReason === 'string' ? { finishReason } : {}),
-        });
-      }
-      return out;
+    const optional = {
+      ...(input.rawField ? { rawField: input.rawField } : {}),
+      ...(input.reasoningField ? { reasoningField: input.reasoningField } : {}),
+    };
+    let options: ParsePredictionsOptions;
+    switch (input.layout) {
+      case PredictionLayout.RAW_OUTPUT:
+        options = {
+          layout: 'RAW_OUTPUT',
+          idField: input.idField ?? 'id',
+          rawField: input.rawField ?? 'raw_output',
+          finishReasonField: input.finishReasonField ?? 'finish_reason',
+          ...(input.reasoningField ? { reasoningField: input.reasoningField } : {}),
+        };
+        break;
+      case PredictionLayout.MEDICAL_RECORD_LLM_CSV:
+        options = { layout: 'MEDICAL_RECORD_LLM_CSV', ...(input.idField ? { idField: input.idField } : {}) };
+        break;
+      case PredictionLayout.WIDE:
+        options = { layout: 'WIDE', idField: input.idField ?? 'id', variableKeys: keys, ...(input.columnMap ? { columnMap: input.columnMap } : {}), ...optional };
+        break;
+      case PredictionLayout.JSON_COLUMN:
+        options = { layout: 'JSON_COLUMN', idField: input.idField ?? 'id', objectField: input.objectField ?? 'extracted_data', ...optional };
+        break;
     }
-    const options =
-      input.layout === PredictionLayout.MEDICAL_RECORD_LLM_CSV
-        ? { layout: 'MEDICAL_RECORD_LLM_CSV' as const, ...(input.idField ? { idField: input.idField } : {}) }
-        : input.layout === PredictionLayout.WIDE
-          ? {
-              layout: 'WIDE' as const,
-              idField: input.idField ?? 'id',
-              variableKeys: keys,
-              ...(input.columnMap ? { columnMap: input.columnMap } : {}),
-              ...(input.rawField ? { rawField: input.rawField } : {}),
-              ...(input.reasoningField ? { reasoningField: input.reasoningField } : {}),
-            }
-          : {
-              layout: 'JSON_COLUMN' as const,
-              idField: input.idField ?? 'id',
-              objectField: input.objectField ?? 'extracted_data',
-              ...(input.rawField ? { rawField: input.rawField } : {}),
-              ...(input.reasoningField ? { reasoningField: input.reasoningField } : {}),
-            };
     const result = parsePredictions(rows, options);
     errors.push(...result.errors);
     return result.predictions;
   }
 
-  private normalise(p: ReadPrediction, specs: ReturnType<typeof toSpec>[]): Omit<ImportedRow, 'reportId'> {
+  private normalise(p: ParsedPrediction, specs: ReturnType<typeof toSpec>[]): Omit<ImportedRow, 'reportId'> {
     if (p.object === null && p.parseError === null && p.raw !== null) {
       const output = parseOutput({ content: p.raw, reasoning: p.reasoning, finishReason: p.finishReason ?? null }, specs);
       return {

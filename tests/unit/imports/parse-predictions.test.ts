@@ -151,3 +151,28 @@ describe('readExtractedObject', () => {
     expect(r.parseError !== null).toBe(hasError);
   });
 });
+
+describe('parsePredictions RAW_OUTPUT', () => {
+  const options = { layout: 'RAW_OUTPUT', idField: 'id', rawField: 'raw_output', finishReasonField: 'finish_reason' } as const;
+
+  it('keeps the raw output and the finish reason; the object is left to the output parser', () => {
+    const { rows } = parseRecords('{"id":"A","raw_output":"<think>x</think>{\\"a\\":1}","finish_reason":"length"}\n{"id":"B","raw_output":null}', 'JSONL');
+    const { predictions, errors } = parsePredictions(rows, options);
+    expect(errors).toEqual([]);
+    expect(predictions).toEqual([
+      { externalId: 'A', row: 1, object: null, parseError: null, raw: '<think>x</think>{"a":1}', reasoning: null, finishReason: 'length' },
+      { externalId: 'B', row: 2, object: null, parseError: null, raw: null, reasoning: null },
+    ]);
+  });
+
+  it('rejects repeated ids, non-text outputs and a file without the output field', () => {
+    const { rows } = parseRecords('{"id":"A","raw_output":"x"}\n{"id":"A","raw_output":"y"}\n{"id":"B","raw_output":{"a":1}}', 'JSONL');
+    const { errors } = parsePredictions(rows, options);
+    expect(errors.map((e) => [e.row, e.field])).toEqual([
+      [2, 'id'],
+      [3, 'raw_output'],
+    ]);
+    const missing = parsePredictions(parseRecords('{"id":"A","text":"x"}', 'JSONL').rows, options);
+    expect(missing.errors).toEqual([expect.objectContaining({ row: 0, field: 'raw_output' })]);
+  });
+});
