@@ -5,6 +5,7 @@ import { interRaterAgreement } from '../../analytics/agreement';
 import {
   bootstrapGrid,
   bootstrapMultiplicities,
+  estimateFrom,
   type BootstrapGridResult,
   type Estimate as AnalyticsEstimate,
 } from '../../analytics/bootstrap';
@@ -429,9 +430,9 @@ export class ScoringService {
     if (B === 0) return pointEstimate(value);
     const reps: number[] = [];
     for (let b = 0; b < B; b++) if (counts[k * B + b]! > 0) reps.push(sums[k * B + b]! / counts[k * B + b]!);
-    const members = [{ model: 'x', value, replicates: Float64Array.from(reps) }];
-    return toEstimate(groupSummary('x', members, options.confidence).estimate, B);
+    return toEstimate(estimateFrom(value, reps, options.confidence), B);
   }
+
 
   async groupSummary(principal: Principal, projectId: string, useCaseIds: string[], groupBy: ModelGrouping, options: ResolvedStatsOptions): Promise<GroupSummary[]> {
     requireRole(principal, projectId, Role.VIEWER, 'Project');
@@ -514,7 +515,7 @@ export class ScoringService {
         const frame = await loadFrame(this.dataSource, dataset.id);
         const ownReference = options.referenceAnnotatorId !== null && frame.annotators.some((a) => a.id === options.referenceAnnotatorId);
         if (!ownReference && !frame.annotators.some((a) => a.isReference)) continue;
-        const g = await this.datasetGrid(principal, dataset.id, runs, ownReference ? options : { ...options, referenceAnnotatorId: null });
+        const g = await this.datasetGrid(principal, frame, runs, ownReference ? options : { ...options, referenceAnnotatorId: null });
         if (!g.grid) continue;
         const grid = g.grid;
         if (level === RankingLevel.RUN) {
@@ -773,8 +774,14 @@ export class ScoringService {
    * dataset's shared resamples (paired across runs). CONDITIONAL scoring bootstraps each run on
    * its valid predictions only.
    */
-  private async datasetGrid(principal: Principal, datasetId: string, runs: Run[], options: ResolvedStatsOptions, bootstrap = true): Promise<DatasetGrid> {
-    const frame = await loadFrame(this.dataSource, datasetId);
+  private async datasetGrid(
+    principal: Principal,
+    dataset: string | DatasetFrame,
+    runs: Run[],
+    options: ResolvedStatsOptions,
+    bootstrap = true,
+  ): Promise<DatasetGrid> {
+    const frame = typeof dataset === 'string' ? await loadFrame(this.dataSource, dataset) : dataset;
     if (frame.reportIds.length === 0) throw badInput('The dataset has no reports');
     const reference = await this.referenceOf(frame, options);
     const references = await loadAnnotatorRecords(this.dataSource, frame, reference.id);
