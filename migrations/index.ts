@@ -4,6 +4,7 @@ import { VariableExtractionFields1764470000000 } from './1764470000000-variable-
 import { MillisecondTimestamps1764480000000 } from './1764480000000-millisecond-timestamps';
 import { AppendOnlyAnalyticsChanges1764490000000 } from './1764490000000-append-only-analytics-changes';
 import { PredictionsInReportOrder1764500000000 } from './1764500000000-predictions-in-report-order';
+import { RunExecution1764510000000 } from './1764510000000-run-execution';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: Function[] = [
@@ -13,4 +14,5 @@ export const MIGRATIONS: Function[] = [
   MillisecondTimestamps1764480000000,
   AppendOnlyAnalyticsChanges1764490000000,
   PredictionsInReportOrder1764500000000,
+  RunExecution1764510000000,
 ];

@@ -38,10 +38,16 @@ function unauthenticated(error: unknown): GraphQLError {
  */
 export async function createApp(dataSource: DataSource, logger: Logger, options: ServiceOptions): Promise<App> {
   const schema = await buildReportQlSchema();
-  const services = createServices(dataSource, options);
+  const services = createServices(dataSource, {
+    ...options,
+    onEventError: options.onEventError ?? ((error) => logger.warn({ err: error }, 'publishing an event failed')),
+  });
+  await services.bus.start();
+  await services.queue.start();
   const app = express();
   const server = createServer(app);
 
+  const formatError = createErrorFormatter((correlationId, error) => logger.error({ correlationId, err: error }, 'unexpected error'));
   const wsServer = new WebSocketServer({ server, path: '/graphql' });
   const wsCleanup = useServer<Record<string, unknown>>(
     {
@@ -61,6 +67,12 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         }
         return undefined;
       },
+      // Subscriptions and operations over WebSocket keep the error contract of HTTP: fixed codes, masked internals.
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        if (!result.errors) return undefined;
+        return { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) };
+      },
+      onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatError(error.toJSON(), error)),
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         try {
@@ -74,7 +86,6 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     wsServer,
   );
 
-  const formatError = createErrorFormatter((correlationId, error) => logger.error({ correlationId, err: error }, 'unexpected error'));
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     formatError,
@@ -128,10 +139,15 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     '/graphql',
     express.json({ limit: MAX_REQUEST_BYTES }),
     expressMiddleware(apollo, {
-      context: async ({ req }) => {
+      context: async ({ req, res }) => {
         try {
           const principal = await services.apiKeys.authenticate(req.headers.authorization);
-          return createContext(dataSource, services, logger, principal);
+          // Aborted when the client goes away before the answer is sent (extract stops its calls).
+          const gone = new AbortController();
+          res.on('close', () => {
+            if (!res.writableFinished) gone.abort();
+          });
+          return createContext(dataSource, services, logger, principal, gone.signal);
         } catch (error) {
           if (error instanceof DomainException) throw unauthenticated(error);
           throw error;
@@ -161,6 +177,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       }),
     close: async () => {
       await apollo.stop();
+      await services.queue.stop().catch(() => undefined);
+      await services.bus.close();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -33,6 +33,13 @@ const environmentSchema = z.object({
   ADMIN_API_KEY: optionalText.pipe(z.string().min(24, 'must be at least 24 characters').optional()),
   SEED_DEMO: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'true' : v)).pipe(booleanFlag),
   WORKER: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'true' : v)).pipe(booleanFlag),
+  WORKER_CONCURRENCY: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? '256' : v.trim()))
+    .pipe(z.string().regex(/^\d{1,5}$/, 'must be a whole number'))
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'must be at least 1').max(4096, 'must be at most 4096')),
   SECRET_KEY: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LOG_LEVEL: z
     .string()
@@ -51,6 +58,8 @@ export interface Config {
   adminApiKey: string | undefined;
   seedDemo: boolean;
   worker: boolean;
+  /** Chat calls one worker process may have in flight over all endpoints. */
+  workerConcurrency: number;
   /** Unset: a key generated on first start and kept in dataDir (single-machine setups only). */
   secretKey: string | undefined;
   logLevel: LogLevel;
@@ -79,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     adminApiKey: e.ADMIN_API_KEY,
     seedDemo: e.SEED_DEMO,
     worker: e.WORKER,
+    workerConcurrency: e.WORKER_CONCURRENCY,
     secretKey: e.SECRET_KEY,
     logLevel: e.LOG_LEVEL,
   };

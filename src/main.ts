@@ -6,6 +6,8 @@ import { openDatabase } from './db/data-source';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres';
 import { createLogger } from './logger';
 import { resolveSecretKey } from './secret-key';
+import { startWorker } from './worker-process';
+import type { RunExecutor } from './jobs/executor';
 import { seedDemo } from './seeds/demo-seed';
 
 async function main(): Promise<void> {
@@ -43,6 +45,8 @@ async function main(): Promise<void> {
     if (project) logger.info({ project: project.name }, 'demo data loaded into the empty database');
   }
   const port = await app.listen(config.port);
+  let worker: RunExecutor | undefined;
+  if (config.worker) worker = await startWorker(dataSource, app.services, logger, config);
   logger.info({ port, startupMs: Date.now() - started }, `ReportQL listening: GraphiQL at http://localhost:${port}/graphql`);
   if (generatedAdminKey) {
     process.stdout.write(
@@ -64,6 +68,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     // A database that already died must not keep the process from ending.
     setTimeout(() => process.exit(1), 15_000).unref();
+    await worker?.stop().catch((error: unknown) => logger.error({ err: error }, 'stopping the worker failed'));
     await app.close().catch((error: unknown) => logger.error({ err: error }, 'closing the server failed'));
     await dataSource.destroy().catch(() => undefined);
     await embedded?.stop().catch(() => undefined);

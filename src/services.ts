@@ -2,12 +2,16 @@ import type { DataSource } from 'typeorm';
 import { AnnotationService } from './modules/annotation/annotation.service';
 import { ApiKeyService } from './modules/api-key/api-key.service';
 import { DatasetService } from './modules/dataset/dataset.service';
-import { createSecretBox } from './llm/secret-box';
+import { safePublisher } from './jobs/events';
+import { DEFAULT_QUEUE_OPTIONS, JobQueue, poolOf, type QueueOptions } from './jobs/queue';
+import { PgEventBus } from './graphql/pubsub';
+import { createSecretBox, type SecretBox } from './llm/secret-box';
 import { EndpointConnections } from './modules/endpoint/endpoint-connections';
 import { EndpointService } from './modules/endpoint/endpoint.service';
 import { ExtractionService } from './modules/extraction/extraction.service';
 import { ProjectService } from './modules/project/project.service';
 import { PromptService } from './modules/prompt/prompt.service';
+import { RunExecutionService } from './modules/run/run-execution.service';
 import { RunService } from './modules/run/run.service';
 import { ScoringService } from './modules/scoring/scoring.service';
 import { UseCaseService } from './modules/use-case/use-case.service';
@@ -23,18 +27,32 @@ export interface Services {
   runs: RunService;
   scoring: ScoringService;
   extraction: ExtractionService;
+  execution: RunExecutionService;
+  /** The work-item queue of executed runs. */
+  queue: JobQueue;
+  /** Cross-process events (LISTEN/NOTIFY): run progress, predictions, cancellation, new work. */
+  bus: PgEventBus;
+  secretBox: SecretBox;
 }
 
 export interface ServiceOptions {
   /** Encrypts endpoint API keys at rest. */
   secretKey: string;
+  queue?: QueueOptions;
+  /** Where failures to publish an event are reported (they never fail the work that publishes). */
+  onEventError?: (error: unknown) => void;
 }
 
 export function createServices(dataSource: DataSource, options: ServiceOptions): Services {
   const apiKeys = new ApiKeyService(dataSource);
   const useCases = new UseCaseService(dataSource);
+  const secretBox = createSecretBox(options.secretKey);
+  const endpoints = new EndpointService(dataSource, new EndpointConnections(secretBox));
+  const onEventError = options.onEventError ?? (() => undefined);
+  const bus = new PgEventBus(poolOf(dataSource), { connectionString: (dataSource.options as { url?: string }).url }, onEventError);
+  const queue = new JobQueue(dataSource, options.queue ?? DEFAULT_QUEUE_OPTIONS);
   const datasets = new DatasetService(dataSource);
-  const endpoints = new EndpointService(dataSource, new EndpointConnections(createSecretBox(options.secretKey)));
+  const extraction = new ExtractionService(dataSource, endpoints, useCases);
   const scoring = new ScoringService(dataSource, (modelId, principal) => endpoints.embedder(principal, modelId));
   return {
     apiKeys,
@@ -46,6 +64,10 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     prompts: new PromptService(dataSource, useCases),
     runs: new RunService(dataSource, datasets),
     scoring,
-    extraction: new ExtractionService(dataSource, endpoints, useCases),
+    extraction,
+    execution: new RunExecutionService(dataSource, datasets, extraction, queue, safePublisher(bus, onEventError)),
+    queue,
+    bus,
+    secretBox,
   };
 }

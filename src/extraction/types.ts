@@ -183,6 +183,8 @@ export interface ExampleSelection {
   names?: string[];
   /** how many to draw at random with the seed (default 1 for ONE_SHOT, 3 otherwise) */
   count?: number;
+  /** the examples were chosen already (a run's snapshot): show all of them, in their order */
+  chosen?: boolean;
 }
 
 export interface StrategyContext {

@@ -9,6 +9,8 @@ export interface GraphQLContext {
   services: Services;
   loaders: LoaderRegistry;
   logger: Logger;
+  /** Aborted when the HTTP client goes away (absent for WebSocket operations). */
+  signal?: AbortSignal;
 }
 
 export function createContext(
@@ -16,6 +18,7 @@ export function createContext(
   services: Services,
   logger: Logger,
   principal: Principal,
+  signal?: AbortSignal,
 ): GraphQLContext {
-  return { principal, services, loaders: new LoaderRegistry(dataSource, principal, services), logger };
+  return { principal, services, loaders: new LoaderRegistry(dataSource, principal, services), logger, ...(signal ? { signal } : {}) };
 }

@@ -6,6 +6,7 @@ import { EndpointResolver, ModelResolver } from '../modules/endpoint/endpoint.re
 import { ExtractionResolver } from '../modules/extraction/extraction.resolver';
 import { ProjectResolver } from '../modules/project/project.resolver';
 import { PromptResolver } from '../modules/prompt/prompt.resolver';
+import { ExperimentResolver, RunExecutionResolver } from '../modules/run/run-execution.resolver';
 import { PredictionResolver, RunResolver } from '../modules/run/run.resolver';
 import { DatasetStatsResolver, ProjectStatsResolver, RunScoresResolver, UseCaseStatsResolver } from '../modules/scoring/scoring.resolver';
 import { UseCaseResolver } from '../modules/use-case/use-case.resolver';
@@ -27,4 +28,6 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ProjectStatsResolver,
   DatasetStatsResolver,
   ExtractionResolver,
+  RunExecutionResolver,
+  ExperimentResolver,
 ];

@@ -27,17 +27,18 @@ export interface ChatClientOptions {
 /**
  * How each server spells what the OpenAI API lacks. OpenAI rejects unknown parameters with 400,
  * so nothing extra is sent there; llama.cpp calls the repetition penalty `repeat_penalty`;
- * Ollama's OpenAI layer takes `think` for the thinking switch.
+ * Ollama's OpenAI layer ignores `think` and `chat_template_kwargs` but honours `reasoning_effort`
+ * ("none" turns thinking off; "medium" is its alias for the model's default effort).
  */
 const EXTRA_PARAM_NAMES: Record<
   EndpointKind,
-  { topK: string | null; repetitionPenalty: string | null; thinking: 'chat_template_kwargs' | 'think' | null }
+  { topK: string | null; repetitionPenalty: string | null; thinking: 'chat_template_kwargs' | 'reasoning_effort' | null }
 > = {
   VLLM: { topK: 'top_k', repetitionPenalty: 'repetition_penalty', thinking: 'chat_template_kwargs' },
   SGLANG: { topK: 'top_k', repetitionPenalty: 'repetition_penalty', thinking: 'chat_template_kwargs' },
   OTHER: { topK: 'top_k', repetitionPenalty: 'repetition_penalty', thinking: 'chat_template_kwargs' },
   LLAMA_CPP: { topK: 'top_k', repetitionPenalty: 'repeat_penalty', thinking: 'chat_template_kwargs' },
-  OLLAMA: { topK: 'top_k', repetitionPenalty: 'repetition_penalty', thinking: 'think' },
+  OLLAMA: { topK: 'top_k', repetitionPenalty: 'repetition_penalty', thinking: 'reasoning_effort' },
   OPENAI: { topK: null, repetitionPenalty: null, thinking: null },
 };
 
@@ -62,8 +63,8 @@ export function buildChatBody(request: ChatRequest, kind: EndpointKind): Record<
   set(names.repetitionPenalty, request.repetitionPenalty);
   if (request.thinking !== undefined && names.thinking === 'chat_template_kwargs') {
     body['chat_template_kwargs'] = { enable_thinking: request.thinking };
-  } else if (request.thinking !== undefined && names.thinking === 'think') {
-    body['think'] = request.thinking;
+  } else if (request.thinking !== undefined && names.thinking === 'reasoning_effort') {
+    body['reasoning_effort'] = request.thinking ? 'medium' : 'none';
   }
   if (request.responseFormat) body['response_format'] = request.responseFormat;
   return body;

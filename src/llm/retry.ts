@@ -16,11 +16,11 @@ export function isRetryable(error: LlmError): boolean {
     case 'TIMEOUT':
     case 'CONNECTION':
     case 'RATE_LIMITED':
+    // A 200 whose body is not a chat completion: a proxy's page or a server cut mid-answer.
+    case 'BAD_RESPONSE':
       return true;
     case 'HTTP_ERROR':
       return error.status !== undefined && RETRYABLE_STATUSES.has(error.status);
-    case 'BAD_RESPONSE':
-      return false;
   }
 }
 

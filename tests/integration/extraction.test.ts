@@ -132,7 +132,7 @@ describe('endpoints, extraction and framework configs through GraphQL', () => {
   });
 
   const EXTRACT = `mutation($i: ExtractInput!) { extract(input: $i) {
-    status error values fields { key value valid invalidCategory skipped } raw reasoning finishReason truncated latencyMs promptTokens completionTokens attempts calls samples steps skipped } }`;
+    status error errorCode warnings values fields { key value valid invalidCategory skipped } raw reasoning finishReason truncated latencyMs promptTokens completionTokens attempts calls samples steps skipped } }`;
 
   it.each(['ZERO_SHOT', 'ONE_SHOT', 'FEW_SHOT', 'CHAIN_OF_THOUGHT', 'SELF_CONSISTENCY', 'PROMPT_GRAPH'])('extracts with %s', async (strategy) => {
     fake.reset();
@@ -196,7 +196,11 @@ describe('endpoints, extraction and framework configs through GraphQL', () => {
     const result = await t.gql(EXTRACT, { i: { modelId, useCaseId, text: 'Melanoom.' } });
     expect(result.errors).toBeUndefined();
     expect(result.data!.extract.status).toBe('FAILED');
-    expect(result.data!.extract.error).toContain('does not support');
+    expect(result.data!.extract.errorCode).toBe('HTTP_400');
+    expect(result.data!.extract.error).toBe('the endpoint answered HTTP 400 (after 1 attempt)');
+    // What the endpoint said is untrusted: it is not repeated to the caller.
+    expect(result.data!.extract.error).not.toContain('does not support');
+    expect(result.data!.extract.latencyMs).toBeGreaterThanOrEqual(0);
   });
 
   it('a VIEWER key cannot extract, another project cannot see the model', async () => {

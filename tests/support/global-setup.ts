@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { openDatabase } from '../../src/db/data-source';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded-postgres';
+import { JobQueue } from '../../src/jobs/queue';
 
 declare global {
   var __reportqlEmbedded: EmbeddedDatabase | undefined;
@@ -35,6 +36,10 @@ export default async function globalSetup(): Promise<void> {
     await admin.end();
   }
   const dataSource = await openDatabase({ url: withDatabase(serverUrl, template) });
+  // The queue's schema too, so that every cloned database has it ready.
+  const queue = new JobQueue(dataSource);
+  await queue.start();
+  await queue.stop();
   await dataSource.destroy();
   process.env.REPORTQL_TEST_SERVER_URL = serverUrl;
   process.env.REPORTQL_TEST_TEMPLATE = template;

@@ -59,7 +59,9 @@ export function prepare(ctx: StrategyContext, strategy: StrategyName): Prepared 
   let examples: PromptExample[] = [];
   if (strategy !== 'ZERO_SHOT') {
     const count = ctx.exampleSelection?.count ?? DEFAULT_EXAMPLE_COUNT[strategy];
-    examples = selectExamples(ctx.examples ?? [], { names: ctx.exampleSelection?.names, count, seed: ctx.seed });
+    examples = ctx.exampleSelection?.chosen
+      ? [...(ctx.examples ?? [])]
+      : selectExamples(ctx.examples ?? [], { names: ctx.exampleSelection?.names, count, seed: ctx.seed });
     if ((strategy === 'ONE_SHOT' || strategy === 'FEW_SHOT') && examples.length === 0) {
       throw new ExtractionError('NO_EXAMPLES', `${strategy} needs at least one example`);
     }

@@ -20,7 +20,7 @@ export const TEMPERATURE_STEP = 0.1;
 
 /**
  * The temperature of every sample: the given list, or k values centred on the base temperature
- * in steps of 0.1 (k = 3 → [t − 0.1, t, t + 0.1]), clamped to [0, 2].
+ * in steps of 0.1 (k = 3 → [t − 0.1, t, t + 0.1]), the window moved inside [0, 2] at the edges.
  * @throws ExtractionError BAD_INPUT when samples and temperatures disagree or are out of range.
  */
 export function samplingTemperatures(opts: SelfConsistencyOptions | null | undefined, base: number | undefined): number[] {
@@ -37,10 +37,11 @@ export function samplingTemperatures(opts: SelfConsistencyOptions | null | undef
     return [...given];
   }
   const t = base ?? DEFAULT_BASE_TEMPERATURE;
-  return Array.from({ length: k }, (_, i) => {
-    const x = t + TEMPERATURE_STEP * (i - (k - 1) / 2);
-    return Math.round(Math.min(2, Math.max(0, x)) * 1e6) / 1e6;
-  });
+  // The window slides inside [0, 2] rather than being clamped, so k samples keep k distinct
+  // temperatures at the edges too (base 0, k = 3 → [0, 0.1, 0.2], not [0, 0, 0.1]).
+  const width = TEMPERATURE_STEP * (k - 1);
+  const start = Math.min(Math.max(0, t - width / 2), Math.max(0, 2 - width));
+  return Array.from({ length: k }, (_, i) => Math.round(Math.min(2, start + TEMPERATURE_STEP * i) * 1e6) / 1e6);
 }
 
 export async function runSelfConsistency(ctx: StrategyContext): Promise<ExtractionResult> {

@@ -14,37 +14,57 @@ registerEnumType(ConfigFormat, {
   description: 'MEDICAL_RECORD_LLM_YAML: the prompt (and model) YAML of the MedicalRecordLLM framework.',
 });
 
-@InputType({ description: 'One report through a model with a strategy; nothing is stored.' })
-export class ExtractInput {
-  @Field(() => ID) modelId!: string;
-  @Field(() => ID) useCaseId!: string;
-  @Field(() => ID, { nullable: true, description: "A prompt of the use case; default: the use case's newest prompt, else the built-in layout." })
-  promptId?: string | null;
-  @Field(() => PromptStrategy, { defaultValue: PromptStrategy.ZERO_SHOT }) strategy!: PromptStrategy;
-  @Field() text!: string;
-  @Field({ defaultValue: 'report', description: 'Shown to the model as the report id.' }) reportId!: string;
+/** Decoding and strategy settings that do not vary across an experiment's grid. */
+@InputType()
+export class RunSettingsInput {
   @Field(() => SamplingParams, { nullable: true, description: "Over the model's default sampling parameters." })
   sampling?: SamplingParams | null;
-  @Field({ defaultValue: false, description: 'Constrained decoding: response_format json_schema from the variables.' }) constrained!: boolean;
-  @Field({ nullable: true, description: 'Thinking on/off (chat_template_kwargs.enable_thinking, or think for Ollama); unset: server default.' })
-  thinking?: boolean;
-  @Field({ defaultValue: true, description: 'With the rich system prompt (guided) or without it (zero-shot, RADS paper).' }) guided!: boolean;
   @Field(() => [String], { nullable: true, description: 'Examples by name (one/few-shot, chain of thought).' }) exampleNames?: string[] | null;
   @Field(() => Int, { nullable: true, description: 'Examples drawn at random with the seed (default 1 one-shot, 3 few-shot).' })
   exampleCount?: number | null;
   @Field(() => Int, { nullable: true, description: 'Self-consistency samples k.' }) samples?: number | null;
   @Field(() => [Float], { nullable: true, description: 'Self-consistency: one temperature per sample.' }) temperatures?: number[] | null;
-  @Field(() => Int, { nullable: true, description: 'Cut the report to this many tokens (≈ 4 characters each); recorded as inputTruncated.' })
+  @Field(() => Int, {
+    nullable: true,
+    description: "Cut the report to this many tokens (≈ 4 characters each); recorded as inputTruncated. Default for runs: what fits the model's context (maxModelLen).",
+  })
   contextLimitTokens?: number | null;
   @Field({ nullable: true, description: 'False sends the system rules as a user message.' }) systemMessagesAllowed?: boolean;
   @Field({ nullable: true, description: 'Merge consecutive messages of the same role (Gemma-style templates).' }) mergeConsecutiveMessages?: boolean;
   @Field(() => Int, { nullable: true, description: 'Prompt graph: timeout per step, milliseconds.' }) stepTimeoutMs?: number | null;
+  @Field(() => Int, {
+    nullable: true,
+    description: 'Overall time one report may take, every call, retry and backoff included, milliseconds. Default: four endpoint timeouts plus a minute, within the bound the server allows.',
+  })
+  deadlineMs?: number | null;
+}
+
+/** The settings of one model call pattern: strategy and its switches. */
+@InputType()
+export class StrategySettingsInput extends RunSettingsInput {
+  @Field(() => PromptStrategy, { defaultValue: PromptStrategy.ZERO_SHOT }) strategy!: PromptStrategy;
+  @Field({ defaultValue: false, description: 'Constrained decoding: response_format json_schema from the variables.' }) constrained!: boolean;
+  @Field({ nullable: true, description: 'Thinking on/off (chat_template_kwargs.enable_thinking; reasoning_effort for Ollama); unset: server default.' })
+  thinking?: boolean;
+  @Field({ defaultValue: true, description: 'With the rich system prompt (guided) or without it (zero-shot, RADS paper).' }) guided!: boolean;
+}
+
+@InputType({ description: 'One report through a model with a strategy; nothing is stored.' })
+export class ExtractInput extends StrategySettingsInput {
+  @Field(() => ID) modelId!: string;
+  @Field(() => ID) useCaseId!: string;
+  @Field(() => ID, { nullable: true, description: "A prompt of the use case; default: the use case's newest prompt, else the built-in layout." })
+  promptId?: string | null;
+  @Field() text!: string;
+  @Field({ defaultValue: 'report', description: 'Shown to the model as the report id.' }) reportId!: string;
 }
 
 @ObjectType()
 export class ExtractPayload {
-  @Field(() => PredictionStatus, { description: 'FAILED when the endpoint gave no answer; see error.' }) status!: PredictionStatus;
-  @Field(() => String, { nullable: true }) error!: string | null;
+  @Field(() => PredictionStatus, { description: 'FAILED when the endpoint gave no answer; see error and errorCode.' }) status!: PredictionStatus;
+  @Field(() => String, { nullable: true, description: 'Why it failed: a short message, secrets redacted.' }) error!: string | null;
+  @Field(() => String, { nullable: true, description: 'HTTP_<status>, RATE_LIMITED, TIMEOUT, CONNECTION, UNREADABLE, DEADLINE, …' }) errorCode!: string | null;
+  @Field(() => [String], { description: 'Settings the endpoint may not honour (unsupported options, greedy samples, …).' }) warnings!: string[];
   @Field(() => JSONScalar, { description: 'Normalised values by key (MISSING as null; invalid keys left out).' }) values!: Record<string, unknown>;
   @Field(() => [PredictedField]) fields!: PredictedField[];
   @Field(() => JSONScalar, { nullable: true, description: 'The JSON object taken as the answer.' }) json!: Record<string, unknown> | null;

@@ -6,7 +6,7 @@ import { ConfigFormat, ExtractInput, ExtractPayload, ImportUseCaseConfigInput, I
 
 @Resolver(() => UseCase)
 export class ExtractionResolver {
-  @Mutation(() => ExtractPayload, { description: 'Extracts one text now, with a model, prompt and strategy; nothing is stored.' })
+  @Mutation(() => ExtractPayload, { description: 'Extracts one text now, with a model, prompt and strategy; nothing is stored. Ends at its deadline or when the client goes away.' })
   extract(@Arg('input') input: ExtractInput, @Ctx() ctx: GraphQLContext): Promise<ExtractPayload> {
     return ctx.services.extraction.extract(
       ctx.principal,
@@ -14,6 +14,7 @@ export class ExtractionResolver {
       decodeId(input.modelId, 'Model', 'modelId'),
       input.promptId ? decodeId(input.promptId, 'Prompt', 'promptId') : null,
       input,
+      ctx.signal,
     );
   }
 

@@ -1,23 +1,30 @@
 import type { DataSource } from 'typeorm';
 import { exportFrameworkPromptYaml, importFrameworkConfig, type FrameworkModelConfig } from '../../extraction/config-yaml';
 import { ExtractionError } from '../../extraction/errors';
+import { CHARS_PER_TOKEN } from '../../extraction/context-limit';
+import { selectExamples } from '../../extraction/example-selection';
+import { RUN_SNAPSHOT_VERSION, strategyContext, type RunSnapshot } from '../../extraction/run-snapshot';
 import { runStrategy } from '../../extraction/strategies';
-import type { ExtractionVariable, PromptExample as EnginePromptExample, PromptParts, SamplingParams as EngineSampling } from '../../extraction/types';
+import { DEFAULT_EXAMPLE_COUNT } from '../../extraction/strategies/common';
+import { describeFailure, ExecutorAbort, redact } from '../../jobs/failure';
+import type { ContextLimit, ExtractionVariable, PromptExample as EnginePromptExample, PromptParts, SamplingParams as EngineSampling } from '../../extraction/types';
 import { badInput, notFound } from '../../graphql/errors';
 import { LlmError } from '../../llm/llm-error';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import { InvalidCategory } from '../annotation/annotation.entity';
 import type { EndpointService } from '../endpoint/endpoint.service';
-import type { SamplingParams } from '../endpoint/model.entity';
+import { EndpointKind, type Endpoint } from '../endpoint/endpoint.entity';
+import type { Model, SamplingParams } from '../endpoint/model.entity';
 import { Prompt } from '../prompt/prompt.entity';
 import { PredictionStatus, type PredictedField } from '../run/prediction.entity';
+import { PromptStrategy } from '../run/run.entity';
 import type { VariableInput } from '../use-case/use-case.input';
 import { UseCase } from '../use-case/use-case.entity';
 import type { UseCaseService } from '../use-case/use-case.service';
 import { toSpec } from '../use-case/variable-spec';
 import { Variable, VariableType, type VariableExtractionMeta } from '../use-case/variable.entity';
-import type { ExtractInput, ExtractPayload, ImportUseCaseConfigInput } from './extraction.input';
+import type { ExtractInput, ExtractPayload, ImportUseCaseConfigInput, StrategySettingsInput } from './extraction.input';
 
 /** The engine's view of a stored variable. */
 export function toExtractionVariable(variable: Variable, useCase: UseCase): ExtractionVariable {
@@ -73,6 +80,24 @@ function definedSampling(sampling: SamplingParams | null | undefined): EngineSam
 /** Self-consistency samples per request: each is a model call. */
 export const MAX_SAMPLES = 20;
 const MAX_EXAMPLES = 20;
+/** Output budget assumed when a run sets no maxTokens, for fitting the report into the context. */
+const DEFAULT_OUTPUT_TOKENS = 2048;
+/** Longest overall deadline of one report; a work item's lease is at least twice this. */
+export const MAX_DEADLINE_MS = 420_000;
+
+/** What the run or the extract call is made of, resolved and checked. */
+export interface ExtractionTarget {
+  useCase: UseCase;
+  model: Model;
+  endpoint: Endpoint;
+  prompt: Prompt | null;
+  variables: Variable[];
+}
+
+function estimateTokens(value: unknown): number {
+  const text = typeof value === 'string' ? value : JSON.stringify(value ?? '');
+  return Math.ceil(text.length / CHARS_PER_TOKEN);
+}
 
 export class ExtractionService {
   constructor(
@@ -81,67 +106,142 @@ export class ExtractionService {
     private readonly useCases: UseCaseService,
   ) {}
 
-  /** Synchronous extraction of one text; transport failures come back as data (status FAILED). */
-  async extract(principal: Principal, useCaseId: string, modelId: string, promptId: string | null, input: ExtractInput): Promise<ExtractPayload> {
+  /** The use case, model (with its endpoint), prompt and variables of an extraction, with EDITOR access. */
+  async target(principal: Principal, useCaseId: string, modelId: string, promptId: string | null): Promise<ExtractionTarget> {
     const useCase = await this.useCases.get(principal, useCaseId, Role.EDITOR);
     const model = await this.endpoints.getModel(principal, modelId);
     if (model.projectId !== useCase.projectId) throw notFound('Model');
     if (!model.endpointId) throw badInput('This model has no endpoint (it is known only from imported runs)', { field: 'modelId' });
     const endpoint = await this.endpoints.getEndpoint(principal, model.endpointId);
-    if (!input.text.trim()) throw badInput('text must not be empty', { field: 'text' });
-    const bounded = (field: string, value: number | null | undefined, max: number) => {
-      if (value !== null && value !== undefined && (!Number.isInteger(value) || value < 1 || value > max)) {
-        throw badInput(`${field} must be an integer from 1 to ${max}`, { field });
-      }
-    };
-    bounded('samples', input.samples, MAX_SAMPLES);
-    bounded('temperatures', input.temperatures?.length, MAX_SAMPLES);
-    bounded('exampleCount', input.exampleCount, MAX_EXAMPLES);
-    bounded('contextLimitTokens', input.contextLimitTokens, 10_000_000);
-    bounded('stepTimeoutMs', input.stepTimeoutMs, 3_600_000);
     const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
     const prompt = await this.promptFor(useCase, promptId);
+    return { useCase, model, endpoint, prompt, variables };
+  }
+
+  /**
+   * The immutable configuration of a run (or of one extract call): the model's defaults, the
+   * prompt's imported model config and the request merged in that order; the examples chosen
+   * with the seed; the report budget that fits the model's context. Warnings name what the
+   * endpoint may not honour.
+   * @throws DomainException BAD_USER_INPUT on settings out of range or examples that do not exist.
+   */
+  snapshot(target: ExtractionTarget, settings: StrategySettingsInput): { snapshot: RunSnapshot; warnings: string[] } {
+    const { useCase, model, endpoint, prompt, variables } = target;
+    const bounded = (field: string, value: number | null | undefined, max: number, min = 1) => {
+      if (value !== null && value !== undefined && (!Number.isInteger(value) || value < min || value > max)) {
+        throw badInput(`${field} must be an integer from ${min} to ${max}`, { field });
+      }
+    };
+    bounded('samples', settings.samples, MAX_SAMPLES);
+    bounded('temperatures', settings.temperatures?.length, MAX_SAMPLES);
+    bounded('exampleCount', settings.exampleCount, MAX_EXAMPLES);
+    bounded('contextLimitTokens', settings.contextLimitTokens, 10_000_000);
+    bounded('stepTimeoutMs', settings.stepTimeoutMs, 3_600_000);
+    bounded('deadlineMs', settings.deadlineMs, MAX_DEADLINE_MS, 1000);
+    const warnings: string[] = [];
     // The prompt's imported model config (MedicalRecordLLM model YAML) is the experiment's
     // setting: it refines the model's defaults; what the request says wins over both.
     const modelConfig = (prompt?.settings['modelConfig'] ?? null) as FrameworkModelConfig | null;
     const sampling = {
       ...definedSampling(model.defaultSampling),
       ...definedSampling(modelConfig?.sampling as SamplingParams | undefined),
-      ...definedSampling(input.sampling),
+      ...definedSampling(settings.sampling),
     };
     const { seed, ...decoding } = sampling;
-    const systemMessagesAllowed = input.systemMessagesAllowed ?? modelConfig?.systemMessagesAllowed ?? undefined;
-    const mergeConsecutiveMessages = input.mergeConsecutiveMessages ?? modelConfig?.mergeConsecutiveMessages ?? undefined;
-    const temperatures = input.temperatures ?? (input.samples ? null : (modelConfig?.selfConsistency?.temperatures ?? null));
-    const ctx = {
-      chat: this.endpoints.connections.chat(endpoint),
-      model: model.servedName,
-      variables: variables.map((v) => toExtractionVariable(v, useCase)),
-      parts: partsOf(prompt),
-      examples: examplesInVariableOrder(prompt, variables),
-      exampleSelection: {
-        ...(input.exampleNames ? { names: input.exampleNames } : {}),
-        ...(input.exampleCount ? { count: input.exampleCount } : {}),
-      },
-      report: { id: input.reportId, text: input.text },
+    const strategy = settings.strategy;
+    if (strategy === PromptStrategy.SELF_CONSISTENCY && decoding.topK === 1) {
+      // top_k 1 is greedy whatever the temperature: every sample would be the same answer.
+      delete decoding.topK;
+      warnings.push('top_k 1 makes every self-consistency sample greedy; it is not sent for this strategy');
+    }
+    const systemMessagesAllowed = settings.systemMessagesAllowed ?? modelConfig?.systemMessagesAllowed ?? null;
+    const mergeConsecutiveMessages = settings.mergeConsecutiveMessages ?? modelConfig?.mergeConsecutiveMessages ?? null;
+    const temperatures = settings.temperatures ?? (settings.samples ? null : (modelConfig?.selfConsistency?.temperatures ?? null));
+    const capabilities = endpoint.capabilities as { jsonSchema?: boolean | null; thinkingToggle?: boolean | null };
+    if (settings.constrained && capabilities.jsonSchema === false) {
+      warnings.push('constrained decoding requested, but the endpoint probe found json_schema output unsupported');
+    }
+    if (settings.thinking !== undefined && settings.thinking !== null && capabilities.thinkingToggle === false) {
+      warnings.push('a thinking setting was given, but the endpoint probe found the thinking toggle unsupported');
+    }
+    if (settings.thinking !== undefined && settings.thinking !== null && endpoint.kind === EndpointKind.OPENAI) {
+      warnings.push('OpenAI endpoints take no thinking toggle; it is not sent');
+    }
+
+    const examples = examplesInVariableOrder(prompt, variables);
+    let chosen: EnginePromptExample[] = [];
+    if (strategy !== PromptStrategy.ZERO_SHOT) {
+      try {
+        chosen = selectExamples(examples, {
+          names: settings.exampleNames ?? null,
+          count: settings.exampleCount ?? DEFAULT_EXAMPLE_COUNT[strategy],
+          seed: seed ?? null,
+        });
+      } catch (error) {
+        if (error instanceof ExtractionError) throw badInput(error.message, { reason: error.code, field: 'exampleNames' });
+        throw error;
+      }
+      if ((strategy === PromptStrategy.ONE_SHOT || strategy === PromptStrategy.FEW_SHOT) && chosen.length === 0) {
+        throw badInput(`${strategy} needs at least one example; the prompt has none`, { reason: 'NO_EXAMPLES', field: 'promptId' });
+      }
+    }
+    const extractionVariables = variables.map((v) => toExtractionVariable(v, useCase));
+    const parts = partsOf(prompt);
+
+    // What fits the model's context: its length less the output budget and everything of the
+    // prompt that is not the report.
+    let contextLimit: ContextLimit | null = settings.contextLimitTokens ? { maxTokens: settings.contextLimitTokens } : null;
+    if (model.maxModelLen) {
+      const overhead = estimateTokens(parts) + estimateTokens(chosen) + estimateTokens(extractionVariables) + 512;
+      const budget = Math.max(256, model.maxModelLen - (decoding.maxTokens ?? DEFAULT_OUTPUT_TOKENS) - overhead);
+      if (!contextLimit || (contextLimit.maxTokens ?? Infinity) > budget) {
+        if (contextLimit) warnings.push(`contextLimitTokens lowered to ${budget}, what fits the model's context of ${model.maxModelLen} tokens`);
+        contextLimit = { maxTokens: budget };
+      }
+    }
+    const deadlineMs = settings.deadlineMs ?? Math.min(MAX_DEADLINE_MS, 4 * endpoint.timeoutMs + 60_000);
+    const snapshot: RunSnapshot = {
+      version: RUN_SNAPSHOT_VERSION,
+      strategy,
+      model: { id: model.id, servedName: model.servedName, endpointId: endpoint.id, maxModelLen: model.maxModelLen },
+      prompt: prompt ? { id: prompt.id, version: prompt.version } : null,
+      variables: extractionVariables,
+      parts,
+      examples: chosen,
       sampling: decoding,
       seed: seed ?? null,
-      constrained: input.constrained,
-      ...(input.thinking !== undefined && input.thinking !== null ? { thinking: input.thinking } : {}),
-      guided: input.guided,
-      ...(systemMessagesAllowed !== undefined ? { systemMessagesAllowed } : {}),
-      ...(mergeConsecutiveMessages !== undefined ? { mergeConsecutiveMessages } : {}),
-      contextLimit: input.contextLimitTokens ? { maxTokens: input.contextLimitTokens } : null,
+      constrained: settings.constrained,
+      thinking: endpoint.kind === EndpointKind.OPENAI ? null : (settings.thinking ?? null),
+      guided: settings.guided,
+      systemMessagesAllowed,
+      mergeConsecutiveMessages,
+      contextLimit,
       missingTokens: useCase.customMissingTokens,
-      selfConsistency: {
-        ...(input.samples ? { samples: input.samples } : {}),
-        ...(temperatures ? { temperatures } : {}),
-      },
-      graph: input.stepTimeoutMs ? { stepTimeoutMs: input.stepTimeoutMs } : null,
+      selfConsistency:
+        strategy === PromptStrategy.SELF_CONSISTENCY
+          ? { ...(settings.samples ? { samples: settings.samples } : {}), ...(temperatures ? { temperatures } : {}) }
+          : null,
+      graph: settings.stepTimeoutMs ? { stepTimeoutMs: settings.stepTimeoutMs } : null,
+      deadlineMs,
     };
+    return { snapshot, warnings };
+  }
+
+  /**
+   * Synchronous extraction of one text; endpoint failures come back as data (status FAILED with
+   * an errorCode). The call ends at its deadline, and when the client goes away (`signal`).
+   */
+  async extract(principal: Principal, useCaseId: string, modelId: string, promptId: string | null, input: ExtractInput, signal?: AbortSignal): Promise<ExtractPayload> {
+    const target = await this.target(principal, useCaseId, modelId, promptId);
+    if (!input.text.trim()) throw badInput('text must not be empty', { field: 'text' });
+    const { snapshot, warnings } = this.snapshot(target, { ...input, contextLimitTokens: input.contextLimitTokens ?? null });
+    const apiKey = this.endpoints.connections.apiKeyOf(target.endpoint);
+    const started = performance.now();
+    const deadline = AbortSignal.timeout(snapshot.deadlineMs);
+    const abort = signal ? AbortSignal.any([deadline, signal]) : deadline;
     try {
-      const result = await runStrategy(input.strategy, ctx);
-      const fields: PredictedField[] = variables.map((v) => {
+      const result = await runStrategy(input.strategy, strategyContext(snapshot, this.endpoints.connections.chat(target.endpoint), { id: input.reportId, text: input.text }, abort));
+      const fields: PredictedField[] = target.variables.map((v) => {
         const cell = result.cells[v.key];
         return {
           key: v.key,
@@ -156,6 +256,8 @@ export class ExtractionService {
       return {
         status: PredictionStatus.SUCCEEDED,
         error: null,
+        errorCode: null,
+        warnings,
         values: result.values,
         fields,
         json: result.json,
@@ -176,11 +278,15 @@ export class ExtractionService {
       };
     } catch (error) {
       if (error instanceof ExtractionError && error.code !== 'ALL_CALLS_FAILED') throw badInput(error.message, { reason: error.code });
-      const cause = error instanceof ExtractionError ? (error.cause ?? error) : error;
-      if (!(cause instanceof LlmError) && !(error instanceof ExtractionError)) throw error;
+      const reason = deadline.aborted ? new ExecutorAbort('DEADLINE') : error;
+      const cause = reason instanceof ExtractionError ? (reason.cause ?? reason) : reason;
+      if (!(cause instanceof LlmError) && !(cause instanceof ExtractionError) && !(cause instanceof ExecutorAbort)) throw error;
+      const failure = describeFailure(cause, snapshot.deadlineMs, 1);
       return {
         status: PredictionStatus.FAILED,
-        error: cause instanceof Error ? cause.message : String(cause),
+        error: redact(failure.message, [apiKey]),
+        errorCode: failure.code,
+        warnings,
         values: {},
         fields: [],
         json: null,
@@ -190,10 +296,10 @@ export class ExtractionService {
         finishReason: null,
         truncated: false,
         inputTruncated: false,
-        latencyMs: 0,
+        latencyMs: Math.round(performance.now() - started),
         promptTokens: null,
         completionTokens: null,
-        attempts: cause instanceof LlmError ? cause.attempts : 1,
+        attempts: failure.attempts,
         calls: 0,
         samples: null,
         steps: null,

@@ -105,9 +105,20 @@ export class Prediction extends Node {
   @Column({ type: 'integer', default: 1 })
   attempts!: number;
 
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: 'Why the prediction failed: a short message, secrets redacted.' })
   @Column({ type: 'text', nullable: true })
   error!: string | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'Code of the failure: HTTP_<status>, RATE_LIMITED, TIMEOUT, CONNECTION, UNREADABLE, DEADLINE, CONTEXT_TOO_LONG, …',
+  })
+  @Column({ name: 'error_code', type: 'varchar', length: 32, nullable: true })
+  errorCode!: string | null;
+
+  @Field({ description: "The report was cut to the model's context before it was sent." })
+  @Column({ name: 'input_truncated', type: 'boolean', default: false })
+  inputTruncated!: boolean;
 
   @Field(() => DateTimeScalar)
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })

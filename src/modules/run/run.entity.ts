@@ -47,8 +47,12 @@ export class RunProgress {
 export class RunUsage {
   @Field(() => Int) promptTokens!: number;
   @Field(() => Int) completionTokens!: number;
-  @Field(() => Float, { nullable: true, description: 'Mean latency of a report, milliseconds.' })
+  @Field(() => Float, { nullable: true, description: 'Mean latency of a succeeded report, milliseconds.' })
   meanLatencyMs!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Median latency of the succeeded reports, milliseconds.' })
+  latencyP50Ms!: number | null;
+  @Field(() => Float, { nullable: true, description: '95th percentile latency of the succeeded reports, milliseconds.' })
+  latencyP95Ms!: number | null;
   @Field(() => Float, { nullable: true, description: 'Wall-clock seconds per finished report.' })
   secondsPerReport!: number | null;
   @Field(() => Float, { nullable: true, description: 'Completion tokens per wall-clock second.' })
@@ -128,6 +132,10 @@ export class Run extends Node {
   @Field(() => DateTimeScalar, { nullable: true })
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
   finishedAt!: Date | null;
+
+  @Field(() => [String], { description: 'What the run was started with that the endpoint may not honour (unsupported options, greedy samples, …).' })
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  warnings!: string[];
 
   @Field(() => String, { nullable: true, description: 'Why the run as a whole failed, if it did.' })
   @Column({ type: 'text', nullable: true })

@@ -13,12 +13,9 @@ import { UseCase } from '../use-case/use-case.entity';
 import { PredictedField, Prediction } from './prediction.entity';
 import { ImportPredictionsInput, ImportPredictionsPayload, PredictionFilter } from './run.input';
 import { Run, RunProgress, RunStatus, RunUsage } from './run.entity';
+import { latencyPercentilesByRun, recentPredictionsByRun } from './run-loaders';
+import { elapsedMs, progressOf } from './run-progress';
 import { PredictionConnection } from './run.types';
-
-function elapsedMs(run: Run): number | null {
-  if (!run.startedAt) return null;
-  return (run.finishedAt ?? new Date()).getTime() - run.startedAt.getTime();
-}
 
 @Resolver(() => Run)
 export class RunResolver {
@@ -53,21 +50,9 @@ export class RunResolver {
   }
 
   @FieldResolver(() => RunProgress)
-  progress(@Root() run: Run): RunProgress {
-    const done = run.succeededCount + run.failedCount;
-    const pending = Math.max(0, run.totalReports - done);
-    const elapsed = elapsedMs(run);
-    const running = run.status === RunStatus.RUNNING;
-    return {
-      total: run.totalReports,
-      succeeded: run.succeededCount,
-      failed: run.failedCount,
-      pending,
-      startedAt: run.startedAt,
-      finishedAt: run.finishedAt,
-      elapsedMs: elapsed,
-      etaMs: running && elapsed !== null && done > 0 ? Math.round((elapsed / done) * pending) : null,
-    };
+  async progress(@Root() run: Run, @Ctx() ctx: GraphQLContext): Promise<RunProgress> {
+    const recent = run.status === RunStatus.RUNNING ? await ctx.loaders.get(recentPredictionsByRun).load(run.id) : null;
+    return progressOf(run, recent);
   }
 
   @FieldResolver(() => RunUsage)
@@ -82,10 +67,13 @@ export class RunResolver {
       const endpoint = model?.endpointId ? await ctx.loaders.get(endpointById).load(model.endpointId) : null;
       gpus = endpoint?.gpuCount ?? null;
     }
+    const percentiles = await ctx.loaders.get(latencyPercentilesByRun).load(run.id);
     return {
       promptTokens: run.promptTokens,
       completionTokens: run.completionTokens,
-      meanLatencyMs: done > 0 && run.latencyMsSum > 0 ? run.latencyMsSum / done : null,
+      meanLatencyMs: run.succeededCount > 0 && run.latencyMsSum > 0 ? run.latencyMsSum / run.succeededCount : null,
+      latencyP50Ms: percentiles?.p50 ?? null,
+      latencyP95Ms: percentiles?.p95 ?? null,
       secondsPerReport: seconds !== null && done > 0 ? seconds / done : null,
       tokensPerSecond,
       tokensPerSecondPerGpu: tokensPerSecond !== null && gpus ? tokensPerSecond / gpus : null,

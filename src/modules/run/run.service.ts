@@ -19,6 +19,7 @@ import { UseCase } from '../use-case/use-case.entity';
 import { normalisePrediction, toSpec, valuesOf } from '../use-case/variable-spec';
 import { Variable } from '../use-case/variable.entity';
 import { Experiment } from './experiment.entity';
+import type { ExperimentProgress } from './run-execution.input';
 import { Prediction, PredictionStatus } from './prediction.entity';
 import { PredictionLayout, type ImportPredictionsInput, type PredictionFilter, type RunFilter } from './run.input';
 import { Run, RunSource, RunStatus } from './run.entity';
@@ -87,6 +88,79 @@ export class RunService {
       query.andWhere(filter.hasInvalid ? invalid : `NOT ${invalid}`);
     }
     return paginate(query, args, { column: 'e.report_ordinal', kind: 'integer', scope: runId, value: (p) => p.reportOrdinal });
+  }
+
+  listByExperiment(experimentId: string, args: PageArgs) {
+    const query = this.dataSource.getRepository(Run).createQueryBuilder('e').where('e.experiment_id = :experimentId', { experimentId });
+    return paginate(query, args, { column: 'e.created_at', scope: experimentId, value: (r) => r.createdAt });
+  }
+
+  /** Predictions of a run by id, in report order (ids of other runs are ignored). */
+  predictionsByIds(runId: string, ids: string[]): Promise<Prediction[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.dataSource
+      .getRepository(Prediction)
+      .createQueryBuilder('p')
+      .where('p.run_id = :runId AND p.id = ANY(:ids)', { runId, ids })
+      .orderBy('p.report_ordinal', 'ASC')
+      .getMany();
+  }
+
+  /** Predictions of a run committed in the last `seconds`. */
+  async recentPredictions(runId: string, seconds: number): Promise<number> {
+    const [row] = (await this.dataSource.query(
+      'SELECT count(*)::int AS n FROM predictions WHERE run_id = $1 AND created_at > now() - make_interval(secs => $2)',
+      [runId, seconds],
+    )) as { n: number }[];
+    return row?.n ?? 0;
+  }
+
+  /** The newest failure message of a run. */
+  async lastError(runId: string): Promise<string | null> {
+    const [row] = (await this.dataSource.query(
+      `SELECT error FROM predictions WHERE run_id = $1 AND status = 'FAILED' ORDER BY created_at DESC LIMIT 1`,
+      [runId],
+    )) as { error: string | null }[];
+    return row?.error ?? null;
+  }
+
+  /** Latency percentiles of the succeeded predictions of each run (type-7 linear interpolation). */
+  async latencyPercentiles(runIds: readonly string[]): Promise<Map<string, { p50: number; p95: number }>> {
+    const rows = (await this.dataSource.query(
+      `SELECT run_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
+       FROM predictions WHERE run_id = ANY($1::uuid[]) AND status = 'SUCCEEDED' AND latency_ms IS NOT NULL GROUP BY run_id`,
+      [runIds],
+    )) as { run_id: string; p50: number; p95: number }[];
+    return new Map(rows.map((r) => [r.run_id, { p50: Number(r.p50), p95: Number(r.p95) }]));
+  }
+
+  async experimentProgress(experimentId: string): Promise<ExperimentProgress> {
+    const [row] = (await this.dataSource.query(
+      `SELECT count(*)::int AS runs,
+              count(*) FILTER (WHERE status = 'QUEUED')::int AS queued, count(*) FILTER (WHERE status = 'RUNNING')::int AS running,
+              count(*) FILTER (WHERE status = 'SUCCEEDED')::int AS succeeded, count(*) FILTER (WHERE status = 'PARTIAL')::int AS partial,
+              count(*) FILTER (WHERE status = 'FAILED')::int AS failed, count(*) FILTER (WHERE status = 'CANCELLED')::int AS cancelled,
+              coalesce(sum(total_reports), 0)::int AS total, coalesce(sum(succeeded_count), 0)::int AS ok, coalesce(sum(failed_count), 0)::int AS bad
+       FROM runs WHERE experiment_id = $1`,
+      [experimentId],
+    )) as Record<string, number>[];
+    const r = row!;
+    const done = r['ok']! + r['bad']!;
+    return {
+      runs: r['runs']!,
+      queued: r['queued']!,
+      running: r['running']!,
+      succeeded: r['succeeded']!,
+      partial: r['partial']!,
+      failed: r['failed']!,
+      cancelled: r['cancelled']!,
+      total: r['total']!,
+      predictionsSucceeded: r['ok']!,
+      predictionsFailed: r['bad']!,
+      pending: Math.max(0, r['total']! - done),
+      fraction: r['total']! > 0 ? done / r['total']! : 0,
+      finished: r['queued']! + r['running']! === 0,
+    };
   }
 
   /**

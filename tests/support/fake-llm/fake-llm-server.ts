@@ -26,6 +26,11 @@
  * - `errorStyle`: `'vllm'` (flat `{object:'error', message, type, param, code}`, default) or
  *   `'openai'` (nested `{error:{message, type, param, code}}`, as OpenAI / llama.cpp / newer vLLM).
  * - `embeddingDim`: length of the deterministic embedding vectors (default 64).
+ * - `recordRequests`: `false` keeps `fake.requests` (and so `chatRequests()`) empty, for memory that
+ *   stays flat over 50,000-request benchmarks; indexes, stats and metrics still count (default true).
+ * - `maxRunning`: the engine's batch size (vLLM's `--max-num-seqs`, default 256) for /metrics.
+ * - `metrics`: `false` makes GET /metrics a 404 like any unknown route (default true).
+ * - `answerFromReport`: answer from markers in the report text (see below; default false).
  *
  * ## Scripting chat completions
  * Each POST /v1/chat/completions is answered by the first source that yields a response spec:
@@ -37,7 +42,15 @@
  *    the number of matches;
  * 3. the **handler** (`fake.setHandler(fn)` or `fake.script(fn)`): `(body, ctx) => spec | undefined`
  *    (may be async; `undefined` falls through);
- * 4. the **default**: a valid JSON object built from `response_format.json_schema.schema` when
+ * 4. with `answerFromReport: true`, **markers in the last user message**, each on its own line and
+ *    anywhere in it (first line with the marker wins):
+ *    - `ANSWER: <text>` answers with `<text>` (up to the end of the line, trimmed) as `content`,
+ *      valid JSON or not, so each prediction can be checked against its own report;
+ *    - `FAIL: <status>` answers with that HTTP error (a status outside 400–599 means 500);
+ *    - `STALL: <ms>` delays the answer by that many milliseconds;
+ *    markers combine (`STALL` + `ANSWER`, `STALL` + `FAIL`); `FAIL` or `STALL` alone answers with
+ *    the default content; a message without markers falls through to
+ * 5. the **default**: a valid JSON object built from `response_format.json_schema.schema` when
  *    present (first enum value, `""`, `0`, `false`, `[]`, nested objects with all properties),
  *    else `'{}'`.
  *
@@ -76,12 +89,43 @@
  * keys), body (parsed JSON or undefined), rawBody, receivedAt (ms since epoch, sub-ms precision) }`.
  * `fake.chatRequests()` returns the parsed bodies of chat requests only (e.g. to assert
  * `temperature`, `top_k`, `repetition_penalty`, `chat_template_kwargs`, `response_format`, `seed`).
- * `fake.reset()` clears queue, rules, handler, embedding handler and recorded requests;
- * `fake.clearRequests()` clears only the records.
+ * `fake.reset()` clears queue, rules, handler, embedding handler, recorded requests, stats and
+ * metrics counters; `fake.clearRequests()` clears only the records.
+ *
+ * ## Concurrency
+ * `fake.stats()` returns `{ chatRequests, inFlight, peakInFlight }` (`FakeStats`) for
+ * POST /v1/chat/completions, each request counted from its arrival until its response is fully
+ * written or its socket closes (streams included; rejected requests too, briefly).
+ * `fake.resetStats()` sets `peakInFlight` back to the current `inFlight` and `chatRequests` to 0.
+ * Over HTTP, for tests in another process: GET /_fake/stats (that JSON) and POST /_fake/reset-stats
+ * (resets, answers the JSON after the reset).
+ *
+ * ## Metrics
+ * GET /metrics answers in Prometheus text format as vLLM 0.9.2 – 0.11 does (`# HELP` / `# TYPE`
+ * lines, labels `engine="0"` and `model_name`, values such as `3.0` or `1.2e+07`; no `_created`
+ * series), one series per served model plus any other model name that received traffic
+ * (`strictModels: false`). The values come from the traffic, per model:
+ * - gauges `vllm:num_requests_running` (requests in flight, at most `maxRunning`),
+ *   `vllm:num_requests_waiting` (the excess), `vllm:kv_cache_usage_perc` and its deprecated twin
+ *   `vllm:gpu_cache_usage_perc` (`min(1, running / maxRunning)`). In flight counts here from the
+ *   moment a request passed validation (a known model, valid messages);
+ * - counters `vllm:prefix_cache_queries_total` (the estimated prompt tokens of every valid chat
+ *   request) and `vllm:prefix_cache_hits_total` (characters / 4, floored, of the longest common
+ *   prefix between the prompt, i.e. the message contents joined by "\n", and the last 64 distinct
+ *   prompts of that model: a simple stand-in for vLLM's prefix caching);
+ * - counters `vllm:prompt_tokens_total`, `vllm:generation_tokens_total` (the usage reported) and
+ *   `vllm:request_success_total{finished_reason}` (series `stop`, `length`, `abort` from the start),
+ *   counted when a 200 completion has been written in full; error, dropped and `rawBody` answers
+ *   count no tokens.
  *
  * ## Other routes
  * GET /v1/models (vLLM model cards), GET /health (200, empty), anything else 404
- * `{"detail":"Not Found"}` as FastAPI does.
+ * `{"detail":"Not Found"}` as FastAPI does. With `apiKey`, only /health, /metrics and /_fake/*
+ * answer without the key.
+ *
+ * ## Another process
+ * `main.ts` beside this file starts the server alone and prints one JSON line with its address; see
+ * its header.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -199,6 +243,21 @@ export interface FakeLlmOptions {
   rejectParams?: string[];
   errorStyle?: 'vllm' | 'openai';
   embeddingDim?: number;
+  /** `false` keeps `requests` empty (flat memory in long benchmarks); counters still count. */
+  recordRequests?: boolean;
+  /** Engine batch size (vLLM's `--max-num-seqs`): in-flight requests beyond it count as waiting. */
+  maxRunning?: number;
+  /** `false` makes GET /metrics a 404, as for a server started without metrics. */
+  metrics?: boolean;
+  /** Answer from `ANSWER:` / `FAIL:` / `STALL:` markers in the last user message. */
+  answerFromReport?: boolean;
+}
+
+/** Concurrency of POST /v1/chat/completions, from arrival until the response is written or the socket closes. */
+export interface FakeStats {
+  chatRequests: number;
+  inFlight: number;
+  peakInFlight: number;
 }
 
 export interface FakeLlm {
@@ -215,6 +274,9 @@ export interface FakeLlm {
   configure(options: Omit<FakeLlmOptions, 'port' | 'host'>): void;
   chatRequests(): FakeChatBody[];
   clearRequests(): void;
+  stats(): FakeStats;
+  /** Peak back to the current in-flight count, chat request count back to 0. */
+  resetStats(): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -224,7 +286,22 @@ interface RuleState {
   used: number;
 }
 
+/** What one vLLM engine would count for one served model. */
+interface EngineCounters {
+  inFlight: number;
+  prefixQueries: number;
+  prefixHits: number;
+  promptTokens: number;
+  generationTokens: number;
+  success: Map<string, number>;
+  recentPrompts: string[];
+}
+
 const DEFAULT_MAX_MODEL_LEN = 32768;
+const DEFAULT_MAX_RUNNING = 256;
+const PREFIX_HISTORY = 64;
+// vLLM creates these series up front, so a scraper sees them at 0 before any traffic.
+const FINISH_REASONS = ['stop', 'length', 'abort'];
 
 const ERROR_TYPES: Record<number, string> = {
   400: 'BadRequestError',
@@ -330,6 +407,65 @@ function randomId(prefix: string): string {
   return `${prefix}-${randomBytes(16).toString('hex')}`;
 }
 
+/** Compares in slices first: prompts sharing a long system prompt would otherwise cost a loop per character. */
+function commonPrefixLength(a: string, b: string): number {
+  const max = Math.min(a.length, b.length);
+  const step = 256;
+  let i = 0;
+  while (i + step <= max && a.slice(i, i + step) === b.slice(i, i + step)) i += step;
+  while (i < max && a.charCodeAt(i) === b.charCodeAt(i)) i += 1;
+  return i;
+}
+
+/** The response spec written in a report by `ANSWER:` / `FAIL:` / `STALL:` lines, or undefined without markers. */
+function specFromReport(text: string, fallbackContent: string): FakeResponseSpec | undefined {
+  const lines = text.split(/\r?\n/);
+  const after = (marker: string): string | undefined => {
+    for (const line of lines) {
+      const at = line.indexOf(marker);
+      if (at >= 0) return line.slice(at + marker.length).trim();
+    }
+    return undefined;
+  };
+  const answer = after('ANSWER:');
+  const fail = after('FAIL:');
+  const stall = after('STALL:');
+  if (answer === undefined && fail === undefined && stall === undefined) return undefined;
+  const spec: FakeResponseSpec = { content: answer ?? fallbackContent };
+  if (fail !== undefined) {
+    const status = Number.parseInt(fail, 10);
+    spec.status = status >= 400 && status <= 599 ? status : 500;
+  }
+  const delayMs = Number.parseFloat(stall ?? '');
+  if (delayMs > 0) spec.delayMs = delayMs;
+  return spec;
+}
+
+/** A sample value as Python's prometheus_client writes it: `3.0`, `0.25`, `1.2345678e+07`. */
+function promValue(value: number): string {
+  const text = Number.isInteger(value) ? `${value}.0` : String(value);
+  const dot = text.indexOf('.');
+  if (value > 0 && dot > 6) {
+    const mantissa = `${text[0]}.${text.slice(1, dot)}${text.slice(dot + 1)}`.replace(/[.0]+$/, '');
+    return `${mantissa}e+${String(dot - 1).padStart(2, '0')}`;
+  }
+  return text;
+}
+
+/** Labels sorted by name, as prometheus_client writes them. */
+function promLabels(labels: Record<string, string>): string {
+  const escape = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+  const pairs = Object.keys(labels)
+    .sort()
+    .map((k) => `${k}="${escape(labels[k] ?? '')}"`);
+  return `{${pairs.join(',')}}`;
+}
+
+function checkMaxRunning(value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError('maxRunning must be a positive integer');
+  return value;
+}
+
 /** Starts the fake server; resolves once it is listening. */
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {
   const settings = {
@@ -341,8 +477,15 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     rejectParams: options.rejectParams ?? [],
     errorStyle: options.errorStyle ?? ('vllm' as 'vllm' | 'openai'),
     embeddingDim: options.embeddingDim ?? 64,
+    recordRequests: options.recordRequests ?? true,
+    maxRunning: checkMaxRunning(options.maxRunning ?? DEFAULT_MAX_RUNNING),
+    metrics: options.metrics ?? true,
+    answerFromReport: options.answerFromReport ?? false,
   };
   const requests: RecordedRequest[] = [];
+  let requestCount = 0;
+  const stats: FakeStats = { chatRequests: 0, inFlight: 0, peakInFlight: 0 };
+  const engines = new Map<string, EngineCounters>();
   let queue: FakeResponseSpec[] = [];
   let rules: RuleState[] = [];
   let handler: FakeChatHandler | null = null;
@@ -423,6 +566,127 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   const modelKnown = (model: unknown): boolean =>
     !settings.strictModels || settings.models.some((m) => m.id === model);
 
+  const engineFor = (model: string): EngineCounters => {
+    let engine = engines.get(model);
+    if (!engine) {
+      engine = {
+        inFlight: 0,
+        prefixQueries: 0,
+        prefixHits: 0,
+        promptTokens: 0,
+        generationTokens: 0,
+        success: new Map(FINISH_REASONS.map((r) => [r, 0])),
+        recentPrompts: [],
+      };
+      engines.set(model, engine);
+    }
+    return engine;
+  };
+
+  // vLLM caches KV blocks by prefix; the longest common prefix with recent prompts approximates its hits.
+  const queryPrefixCache = (engine: EngineCounters, prompt: string): void => {
+    let longest = 0;
+    for (const seen of engine.recentPrompts) {
+      longest = Math.max(longest, commonPrefixLength(seen, prompt));
+      if (longest === prompt.length) break;
+    }
+    engine.prefixQueries += estimateTokens(prompt);
+    engine.prefixHits += Math.floor(longest / 4);
+    const known = engine.recentPrompts.indexOf(prompt);
+    if (known >= 0) engine.recentPrompts.splice(known, 1);
+    engine.recentPrompts.push(prompt);
+    if (engine.recentPrompts.length > PREFIX_HISTORY) engine.recentPrompts.shift();
+  };
+
+  const countSuccess = (model: string, promptTokens: number, completionTokens: number, finishReason: string): void => {
+    const engine = engineFor(model);
+    engine.promptTokens += promptTokens;
+    engine.generationTokens += completionTokens;
+    engine.success.set(finishReason, (engine.success.get(finishReason) ?? 0) + 1);
+  };
+
+  const resetEngines = (): void => {
+    // In-flight counts describe live sockets and must survive a reset.
+    for (const engine of engines.values()) {
+      engine.prefixQueries = 0;
+      engine.prefixHits = 0;
+      engine.promptTokens = 0;
+      engine.generationTokens = 0;
+      engine.success = new Map(FINISH_REASONS.map((r) => [r, 0]));
+      engine.recentPrompts = [];
+    }
+  };
+
+  const metricsText = (): string => {
+    const names = [...new Set([...settings.models.map((m) => m.id), ...engines.keys()])];
+    const served = names.map((name) => ({ name, engine: engineFor(name) }));
+    const lines: string[] = [];
+    const family = (
+      metric: string,
+      type: 'gauge' | 'counter',
+      help: string,
+      value: (engine: EngineCounters) => number,
+    ): void => {
+      lines.push(`# HELP ${metric} ${help}`, `# TYPE ${metric} ${type}`);
+      for (const { name, engine } of served) {
+        lines.push(`${metric}${promLabels({ engine: '0', model_name: name })} ${promValue(value(engine))}`);
+      }
+    };
+    const running = (e: EngineCounters): number => Math.min(e.inFlight, settings.maxRunning);
+    const kvUsage = (e: EngineCounters): number => Math.min(1, running(e) / settings.maxRunning);
+    family('vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', running);
+    family('vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', (e) =>
+      Math.max(0, e.inFlight - settings.maxRunning),
+    );
+    // The missing space before DEPRECATED is vLLM's own (0.9.2 – 0.11).
+    family(
+      'vllm:gpu_cache_usage_perc',
+      'gauge',
+      'GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use vllm:kv_cache_usage_perc instead.',
+      kvUsage,
+    );
+    family('vllm:kv_cache_usage_perc', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', kvUsage);
+    family(
+      'vllm:prefix_cache_queries_total',
+      'counter',
+      'Prefix cache queries, in terms of number of queried tokens.',
+      (e) => e.prefixQueries,
+    );
+    family(
+      'vllm:prefix_cache_hits_total',
+      'counter',
+      'Prefix cache hits, in terms of number of cached tokens.',
+      (e) => e.prefixHits,
+    );
+    family('vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', (e) => e.promptTokens);
+    family('vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', (e) => e.generationTokens);
+    lines.push(
+      '# HELP vllm:request_success_total Count of successfully processed requests.',
+      '# TYPE vllm:request_success_total counter',
+    );
+    for (const { name, engine } of served) {
+      for (const [reason, count] of engine.success) {
+        const labels = promLabels({ engine: '0', finished_reason: reason, model_name: name });
+        lines.push(`vllm:request_success_total${labels} ${promValue(count)}`);
+      }
+    }
+    return `${lines.join('\n')}\n`;
+  };
+
+  const trackChat = (res: ServerResponse): void => {
+    stats.chatRequests += 1;
+    stats.inFlight += 1;
+    stats.peakInFlight = Math.max(stats.peakInFlight, stats.inFlight);
+    res.once('close', () => {
+      stats.inFlight -= 1;
+    });
+  };
+
+  const resetStats = (): void => {
+    stats.chatRequests = 0;
+    stats.peakInFlight = stats.inFlight;
+  };
+
   const resolveChatSpec = async (body: FakeChatBody, ctx: FakeChatContext): Promise<FakeResponseSpec> => {
     const queued = queue.shift();
     if (queued) return queued;
@@ -451,7 +715,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       const spec = await handler(body, ctx);
       if (spec) return spec;
     }
-    return { content: defaultContent(body) };
+    const fromReport = settings.answerFromReport ? specFromReport(ctx.lastUserText, defaultContent(body)) : undefined;
+    return fromReport ?? { content: defaultContent(body) };
   };
 
   const defaultContent = (body: FakeChatBody): string => {
@@ -496,6 +761,14 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       temperature: typeof body.temperature === 'number' ? body.temperature : undefined,
       request: record,
     };
+    const engine = engineFor(ctx.model);
+    if (!res.closed) {
+      engine.inFlight += 1;
+      res.once('close', () => {
+        engine.inFlight -= 1;
+      });
+    }
+    queryPrefixCache(engine, ctx.allText);
     const spec = await resolveChatSpec(body, ctx);
     await sleep(settings.latencyMs + (spec.delayMs ?? 0));
     if (res.destroyed || res.socket === null || res.socket.destroyed) return;
@@ -579,6 +852,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
         res.write(event);
       }
       res.end();
+      countSuccess(ctx.model, promptTokens, completionTokens, finishReason);
       return;
     }
 
@@ -604,6 +878,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       },
       spec.headers,
     );
+    countSuccess(ctx.model, promptTokens, completionTokens, finishReason);
   };
 
   const handleEmbeddings = async (res: ServerResponse, record: RecordedRequest): Promise<void> => {
@@ -675,7 +950,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const record: RecordedRequest = {
-      index: requests.length,
+      index: requestCount++,
       method: req.method ?? 'GET',
       path,
       headers,
@@ -683,23 +958,47 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       rawBody,
       receivedAt: performance.timeOrigin + performance.now(),
     };
-    requests.push(record);
+    if (settings.recordRequests) requests.push(record);
 
     if (path === '/health' && req.method === 'GET') {
       res.writeHead(200, { 'content-length': '0' });
       res.end();
       return;
     }
-    if (settings.apiKey && headers['authorization'] !== `Bearer ${settings.apiKey}`) {
-      sendJson(res, 401, { error: 'Unauthorized' });
-      return;
-    }
-    const routes: Record<string, { method: string; run: () => Promise<void> | void }> = {
+    // `open` routes live outside /v1, which is all that vLLM's --api-key middleware guards.
+    const routes: Record<string, { method: string; open?: boolean; run: () => Promise<void> | void }> = {
       '/v1/models': { method: 'GET', run: () => sendJson(res, 200, modelCards()) },
       '/v1/chat/completions': { method: 'POST', run: () => handleChat(res, record) },
       '/v1/embeddings': { method: 'POST', run: () => handleEmbeddings(res, record) },
+      '/_fake/stats': { method: 'GET', open: true, run: () => sendJson(res, 200, { ...stats }) },
+      '/_fake/reset-stats': {
+        method: 'POST',
+        open: true,
+        run: () => {
+          resetStats();
+          sendJson(res, 200, { ...stats });
+        },
+      },
     };
+    if (settings.metrics) {
+      routes['/metrics'] = {
+        method: 'GET',
+        open: true,
+        run: () => {
+          const text = metricsText();
+          res.writeHead(200, {
+            'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+            'content-length': Buffer.byteLength(text).toString(),
+          });
+          res.end(text);
+        },
+      };
+    }
     const target = routes[path];
+    if (settings.apiKey && !target?.open && headers['authorization'] !== `Bearer ${settings.apiKey}`) {
+      sendJson(res, 401, { error: 'Unauthorized' });
+      return;
+    }
     if (!target) {
       sendJson(res, 404, { detail: 'Not Found' });
       return;
@@ -708,7 +1007,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       sendJson(res, 405, { detail: 'Method Not Allowed' });
       return;
     }
-    if (target.method === 'POST' && body === undefined) {
+    if (target.method === 'POST' && !target.open && body === undefined) {
       sendError(res, 400, rawBody.length > 0 ? 'Invalid JSON body' : 'Request body is required');
       return;
     }
@@ -716,6 +1015,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   };
 
   const server: Server = createServer((req, res) => {
+    if (req.method === 'POST' && (req.url ?? '/').split('?')[0] === '/v1/chat/completions') trackChat(res);
     route(req, res).catch((err: unknown) => {
       if (!res.headersSent && !res.destroyed) {
         sendError(res, 500, `fake server handler failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -772,6 +1072,10 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       if (next.rejectParams !== undefined) settings.rejectParams = next.rejectParams;
       if (next.errorStyle !== undefined) settings.errorStyle = next.errorStyle;
       if (next.embeddingDim !== undefined) settings.embeddingDim = next.embeddingDim;
+      if (next.recordRequests !== undefined) settings.recordRequests = next.recordRequests;
+      if (next.maxRunning !== undefined) settings.maxRunning = checkMaxRunning(next.maxRunning);
+      if (next.metrics !== undefined) settings.metrics = next.metrics;
+      if (next.answerFromReport !== undefined) settings.answerFromReport = next.answerFromReport;
     },
     chatRequests() {
       return requests
@@ -780,15 +1084,23 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     },
     clearRequests() {
       requests.length = 0;
+      requestCount = 0;
     },
+    stats() {
+      return { ...stats };
+    },
+    resetStats,
     reset() {
       requests.length = 0;
+      requestCount = 0;
       queue = [];
       rules = [];
       handler = null;
       embeddingHandler = null;
       chatCount = 0;
       embeddingCount = 0;
+      resetStats();
+      resetEngines();
     },
     close() {
       return new Promise<void>((resolve) => {

@@ -1,35 +1,109 @@
 /**
- * Standalone fake OpenAI-compatible server for manual tries:
- *   npx tsc -p tsconfig.json && node dist/tests/support/fake-llm/main.js --port 8001 --model qwen3-8b
- * Flags: --port N (default 8001), --model ID (repeatable), --api-key KEY, --latency MS,
- * --reasoning-field reasoning_content|reasoning|both. Answers with the default handler
- * (a JSON object built from response_format's schema, else '{}').
+ * Standalone fake OpenAI-compatible server (see fake-llm-server.ts), for benchmarks and tests that
+ * need it in another process, or for manual tries:
+ *   node -r ./bench/kemeny/swc-register.js tests/support/fake-llm/main.ts --port 0 --answer-from-report
+ * (or `npx tsc -p tsconfig.json && node dist/tests/support/fake-llm/main.js …`).
+ * Once listening it prints exactly one line to stdout, `{"baseUrl":"http://127.0.0.1:PORT/v1","port":PORT}`,
+ * and stays up until SIGTERM or SIGINT, then closes and exits 0. Usage errors exit 2, a port that
+ * cannot be bound exits 1, with the reason on stderr.
+ * Flags: --port N (default 8001; 0 picks a free port), --host H (default 127.0.0.1),
+ * --latency-ms N (alias --latency), --models a,b (or --model ID, repeatable; default fake-model),
+ * --api-key KEY, --reasoning-field reasoning_content|reasoning|both, --max-running N,
+ * --answer-from-report, --no-record, --no-metrics.
+ * Without --answer-from-report it answers with the default handler (a JSON object built from
+ * response_format's schema, else '{}').
  */
-import { startFakeLlm, type ReasoningField } from './fake-llm-server';
+import { startFakeLlm, type FakeLlmOptions, type ReasoningField } from './fake-llm-server';
+
+const VALUE_FLAGS = new Set([
+  'port',
+  'host',
+  'latency-ms',
+  'latency',
+  'models',
+  'model',
+  'api-key',
+  'reasoning-field',
+  'max-running',
+]);
+const SWITCHES = new Set(['answer-from-report', 'no-record', 'no-metrics']);
+const REASONING_FIELDS: ReasoningField[] = ['reasoning_content', 'reasoning', 'both'];
+
+class UsageError extends Error {}
 
 function parseArgs(argv: string[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (let i = 0; i < argv.length; i += 1) {
-    const flag = argv[i];
-    if (!flag?.startsWith('--')) continue;
-    const value = argv[i + 1] ?? '';
-    out.set(flag.slice(2), [...(out.get(flag.slice(2)) ?? []), value]);
-    i += 1;
+    const arg = argv[i] ?? '';
+    const eq = arg.indexOf('=');
+    const name = arg.startsWith('--') ? arg.slice(2, eq > 0 ? eq : undefined) : '';
+    if (SWITCHES.has(name) && eq < 0) {
+      out.set(name, ['']);
+      continue;
+    }
+    if (!VALUE_FLAGS.has(name)) throw new UsageError(`unknown argument: ${arg}`);
+    let value = eq > 0 ? arg.slice(eq + 1) : argv[i + 1];
+    if (eq < 0) i += 1;
+    if (value === undefined) throw new UsageError(`--${name} needs a value`);
+    value = value.trim();
+    out.set(name, [...(out.get(name) ?? []), value]);
   }
   return out;
 }
 
+function optionsFrom(args: Map<string, string[]>): FakeLlmOptions {
+  const last = (name: string): string | undefined => args.get(name)?.at(-1);
+  const count = (name: string, fallback: number): number => {
+    const raw = last(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (raw === '' || !Number.isInteger(value) || value < 0) throw new UsageError(`--${name} must be a whole number`);
+    return value;
+  };
+  const models = [...(args.get('models') ?? []).flatMap((list) => list.split(',')), ...(args.get('model') ?? [])]
+    .map((m) => m.trim())
+    .filter((m) => m.length > 0);
+  const reasoningField = last('reasoning-field') ?? 'reasoning_content';
+  if (!REASONING_FIELDS.includes(reasoningField as ReasoningField)) {
+    throw new UsageError(`--reasoning-field must be one of ${REASONING_FIELDS.join(', ')}`);
+  }
+  const maxRunning = count('max-running', 256);
+  if (maxRunning < 1) throw new UsageError('--max-running must be at least 1');
+  return {
+    port: count('port', 8001),
+    host: last('host') ?? '127.0.0.1',
+    models: models.length > 0 ? models : ['fake-model'],
+    apiKey: last('api-key') ?? null,
+    latencyMs: count('latency-ms', count('latency', 0)),
+    reasoningField: reasoningField as ReasoningField,
+    maxRunning,
+    answerFromReport: args.has('answer-from-report'),
+    recordRequests: !args.has('no-record'),
+    metrics: !args.has('no-metrics'),
+  };
+}
+
 async function main(): Promise<void> {
-  const args = parseArgs(process.argv.slice(2));
-  const fake = await startFakeLlm({
-    port: Number(args.get('port')?.[0] ?? 8001),
-    models: args.get('model') ?? ['fake-model'],
-    apiKey: args.get('api-key')?.[0] ?? null,
-    latencyMs: Number(args.get('latency')?.[0] ?? 0),
-    reasoningField: (args.get('reasoning-field')?.[0] as ReasoningField | undefined) ?? 'reasoning_content',
-  });
-  process.stdout.write(`fake LLM listening at ${fake.baseUrl}\n`);
+  let options: FakeLlmOptions;
+  try {
+    options = optionsFrom(parseArgs(process.argv.slice(2)));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`fake LLM: ${err.message}\n`);
+    process.exit(2);
+  }
+  let fake;
+  try {
+    fake = await startFakeLlm(options);
+  } catch (err) {
+    process.stderr.write(`fake LLM: cannot listen: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`${JSON.stringify({ baseUrl: fake.baseUrl, port: fake.port })}\n`);
+  let stopping = false;
   const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
     void fake.close().then(() => process.exit(0));
   };
   process.on('SIGINT', stop);

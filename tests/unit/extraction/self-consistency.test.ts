@@ -26,7 +26,10 @@ describe('sampling temperatures', () => {
     expect(samplingTemperatures(null, 0.6)).toEqual([0.5, 0.6, 0.7]);
     expect(samplingTemperatures({ samples: 5 }, 0.6)).toEqual([0.4, 0.5, 0.6, 0.7, 0.8]);
     expect(samplingTemperatures(null, undefined)).toEqual([0.5, 0.6, 0.7]);
-    expect(samplingTemperatures(null, 0)).toEqual([0, 0, 0.1]);
+    // At the edges the window moves inside [0, 2]: k samples keep k distinct temperatures.
+    expect(samplingTemperatures(null, 0)).toEqual([0, 0.1, 0.2]);
+    expect(samplingTemperatures({ samples: 4 }, 2)).toEqual([1.7, 1.8, 1.9, 2]);
+    expect(new Set(samplingTemperatures({ samples: 20 }, 0.05)).size).toBe(20);
     expect(samplingTemperatures({ temperatures: [0.1, 0.3, 0.5, 0.9] }, 0.6)).toEqual([0.1, 0.3, 0.5, 0.9]);
   });
   it('rejects disagreeing sample counts and bad temperatures', () => {

@@ -111,18 +111,19 @@ describe('createChatClient against the fake vLLM server', () => {
   it('omits parameters that were not set, leaving server defaults', async () => {
     await client()(request());
     const sent = fake.chatRequests()[0] ?? {};
-    for (const key of ['temperature', 'top_k', 'seed', 'repetition_penalty', 'chat_template_kwargs', 'think', 'response_format']) {
+    for (const key of ['temperature', 'top_k', 'seed', 'repetition_penalty', 'chat_template_kwargs', 'reasoning_effort', 'response_format']) {
       expect(sent).not.toHaveProperty(key);
     }
   });
 
   it.each<[EndpointKind, Record<string, unknown>, string[]]>([
-    ['VLLM', { top_k: 5, repetition_penalty: 1.1, chat_template_kwargs: { enable_thinking: true } }, ['think']],
-    ['SGLANG', { top_k: 5, repetition_penalty: 1.1, chat_template_kwargs: { enable_thinking: true } }, ['think']],
-    ['OTHER', { top_k: 5, repetition_penalty: 1.1, chat_template_kwargs: { enable_thinking: true } }, ['think']],
-    ['OLLAMA', { top_k: 5, think: true }, ['chat_template_kwargs']],
+    ['VLLM', { top_k: 5, repetition_penalty: 1.1, chat_template_kwargs: { enable_thinking: true } }, ['reasoning_effort']],
+    ['SGLANG', { top_k: 5, repetition_penalty: 1.1, chat_template_kwargs: { enable_thinking: true } }, ['reasoning_effort']],
+    ['OTHER', { top_k: 5, repetition_penalty: 1.1, chat_template_kwargs: { enable_thinking: true } }, ['reasoning_effort']],
+    // Ollama's OpenAI layer ignores `think`; it honours reasoning_effort.
+    ['OLLAMA', { top_k: 5, reasoning_effort: 'medium' }, ['chat_template_kwargs', 'think']],
     ['LLAMA_CPP', { top_k: 5, repeat_penalty: 1.1, chat_template_kwargs: { enable_thinking: true } }, ['repetition_penalty']],
-    ['OPENAI', { temperature: 0.3 }, ['top_k', 'repetition_penalty', 'chat_template_kwargs', 'think']],
+    ['OPENAI', { temperature: 0.3 }, ['top_k', 'repetition_penalty', 'chat_template_kwargs', 'reasoning_effort']],
   ])('spells extras for %s', async (kind, present, absent) => {
     await client({ kind })(request({ temperature: 0.3, topK: 5, repetitionPenalty: 1.1, thinking: true }));
     const sent = fake.chatRequests()[0] ?? {};
@@ -249,11 +250,18 @@ describe('createChatClient against the fake vLLM server', () => {
     expect(err).toMatchObject({ code: 'CONNECTION', attempts: 1 });
   });
 
-  it('reports BAD_RESPONSE for a body without choices or with a non-JSON 200', async () => {
+  it('reports BAD_RESPONSE for a body without choices or with a non-JSON 200, after retrying it', async () => {
     fake.enqueue({ rawBody: '{"object":"chat.completion","choices":[]}' }, { rawBody: 'this is not json' });
-    const chat = client();
-    expect(await rejection(chat(request()))).toMatchObject({ code: 'BAD_RESPONSE', attempts: 1 });
-    expect(await rejection(chat(request()))).toMatchObject({ code: 'BAD_RESPONSE', attempts: 1 });
+    const once = client({ retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } });
+    expect(await rejection(once(request()))).toMatchObject({ code: 'BAD_RESPONSE', attempts: 1 });
+    expect(await rejection(once(request()))).toMatchObject({ code: 'BAD_RESPONSE', attempts: 1 });
+    expect(fake.chatRequests()).toHaveLength(2);
+
+    // A garbage 200 is transient (a proxy's page, a cut connection): the next attempt may answer.
+    fake.clearRequests();
+    fake.enqueue({ rawBody: 'this is not json' }, { content: '{"a": 1}' });
+    const retrying = client({ retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 1 } });
+    expect(await retrying(request())).toMatchObject({ content: '{"a": 1}', attempts: 2 });
     expect(fake.chatRequests()).toHaveLength(2);
   });
 

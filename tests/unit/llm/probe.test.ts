@@ -85,6 +85,6 @@ describe('endpoint probes', () => {
 
   it('sends Ollama its own thinking switch', async () => {
     await probeThinkingToggle(chat('OLLAMA'), 'qwen3-8b');
-    expect(fake.chatRequests()[0]).toMatchObject({ think: false });
+    expect(fake.chatRequests()[0]).toMatchObject({ reasoning_effort: 'none' });
   });
 });

@@ -41,7 +41,7 @@ describe('isRetryable', () => {
     expect(isRetryable(e('TIMEOUT'))).toBe(true);
     expect(isRetryable(e('CONNECTION'))).toBe(true);
     expect(isRetryable(e('RATE_LIMITED', 429))).toBe(true);
-    expect(isRetryable(e('BAD_RESPONSE'))).toBe(false);
+    expect(isRetryable(e('BAD_RESPONSE'))).toBe(true);
   });
 });
 

@@ -1,0 +1,213 @@
+/**
+ * The cross-process event bus: PostgreSQL LISTEN/NOTIFY on one channel. Every process (server
+ * or worker) publishes through the pool and listens on a connection of its own, so a worker's
+ * event reaches the subscribers of every server. Payloads carry ids only (NOTIFY allows 8000
+ * bytes); receivers read the state from the database. A lost listening connection is
+ * reconnected; events sent while it was down are not replayed, which is why subscriptions
+ * start from the current state and workers also poll.
+ */
+import { Client, type ClientConfig, type Pool } from 'pg';
+import type { RunChange, RunEventListener, RunEventPublisher } from '../jobs/events';
+
+export const EVENT_CHANNEL = 'reportql_events';
+const IDS_PER_NOTIFICATION = 150;
+
+export type BusEvent =
+  | { kind: 'run'; runId: string; experimentId: string | null }
+  | { kind: 'predictions'; runId: string; ids: string[] }
+  | { kind: 'cancel'; runId: string }
+  | { kind: 'jobs' };
+
+type Listener = (event: BusEvent) => void;
+
+function parse(payload: string | undefined): BusEvent | null {
+  if (!payload) return null;
+  try {
+    const event = JSON.parse(payload) as BusEvent;
+    return typeof event === 'object' && event !== null && typeof event.kind === 'string' ? event : null;
+  } catch {
+    return null;
+  }
+}
+
+export class PgEventBus implements RunEventPublisher, RunEventListener {
+  private readonly listeners = new Set<Listener>();
+  private client: Client | undefined;
+  private closed = false;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly connection: ClientConfig,
+    private readonly onError: (error: unknown) => void = () => undefined,
+  ) {}
+
+  async start(): Promise<void> {
+    const client = new Client({ ...this.connection, application_name: 'reportql-events' });
+    client.on('notification', (message) => {
+      if (message.channel !== EVENT_CHANNEL) return;
+      const event = parse(message.payload);
+      if (event) this.emit(event);
+    });
+    client.on('error', (error) => {
+      this.onError(error);
+      this.reconnect(client);
+    });
+    client.on('end', () => this.reconnect(client));
+    await client.connect();
+    await client.query(`LISTEN ${EVENT_CHANNEL}`);
+    this.client = client;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  /** Receives every event of this process's connection; returns the unsubscribe function. */
+  on(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async publish(event: BusEvent): Promise<void> {
+    await this.pool.query('SELECT pg_notify($1, $2)', [EVENT_CHANNEL, JSON.stringify(event)]);
+  }
+
+  async runsChanged(changes: readonly RunChange[]): Promise<void> {
+    for (const change of changes) await this.publish({ kind: 'run', runId: change.runId, experimentId: change.experimentId });
+  }
+
+  async predictionsAdded(runId: string, predictionIds: readonly string[]): Promise<void> {
+    for (let i = 0; i < predictionIds.length; i += IDS_PER_NOTIFICATION) {
+      await this.publish({ kind: 'predictions', runId, ids: predictionIds.slice(i, i + IDS_PER_NOTIFICATION) });
+    }
+  }
+
+  runCancelled(runId: string): Promise<void> {
+    return this.publish({ kind: 'cancel', runId });
+  }
+
+  jobsAvailable(): Promise<void> {
+    return this.publish({ kind: 'jobs' });
+  }
+
+  onRunCancelled(listener: (runId: string) => void): () => void {
+    return this.on((event) => {
+      if (event.kind === 'cancel') listener(event.runId);
+    });
+  }
+
+  onJobsAvailable(listener: () => void): () => void {
+    return this.on((event) => {
+      if (event.kind === 'jobs') listener();
+    });
+  }
+
+  private emit(event: BusEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.onError(error);
+      }
+    }
+  }
+
+  private reconnect(broken: Client): void {
+    if (this.closed || this.client !== broken) return;
+    this.client = undefined;
+    void broken.end().catch(() => undefined);
+    this.reconnectTimer = setTimeout(() => {
+      if (this.closed) return;
+      this.start().catch((error: unknown) => {
+        this.onError(error);
+        this.client = broken;
+        this.reconnect(broken);
+      });
+    }, 1000);
+    this.reconnectTimer.unref();
+  }
+}
+
+/**
+ * The events matching `select`, as an async iterator for a GraphQL subscription: `initial`
+ * first (the current state, for late subscribers), then one value per matching event, with
+ * bursts coalesced: while `load` runs, further events only mark that another load is due.
+ */
+export function subscription<T>(
+  bus: PgEventBus,
+  select: (event: BusEvent) => boolean,
+  load: (events: BusEvent[]) => Promise<T[]>,
+  initial: () => Promise<T[]>,
+): AsyncIterableIterator<T> {
+  const ready: T[] = [];
+  let pendingEvents: BusEvent[] = [];
+  let waiter: { resolve(result: IteratorResult<T>): void; reject(error: unknown): void } | null = null;
+  let loading = false;
+  let finished = false;
+  let failure: { error: unknown } | null = null;
+
+  const deliver = (): void => {
+    if (!waiter) return;
+    const { resolve, reject } = waiter;
+    if (ready.length > 0) {
+      waiter = null;
+      resolve({ value: ready.shift()!, done: false });
+    } else if (failure) {
+      waiter = null;
+      reject(failure.error);
+    } else if (finished) {
+      waiter = null;
+      resolve({ value: undefined, done: true });
+    }
+  };
+  const off = bus.on((event) => {
+    if (finished || !select(event)) return;
+    pendingEvents.push(event);
+    void pump();
+  });
+  const pump = async (first?: () => Promise<T[]>): Promise<void> => {
+    if (loading || finished) return;
+    loading = true;
+    try {
+      if (first) ready.push(...(await first()));
+      deliver();
+      while (pendingEvents.length > 0 && !finished) {
+        const batch = pendingEvents;
+        pendingEvents = [];
+        ready.push(...(await load(batch)));
+        deliver();
+      }
+    } catch (error) {
+      failure = { error };
+      finished = true;
+      off();
+    } finally {
+      loading = false;
+    }
+    deliver();
+  };
+  void pump(initial);
+
+  const iterator: AsyncIterableIterator<T> = {
+    next: () =>
+      new Promise<IteratorResult<T>>((resolve, reject) => {
+        waiter = { resolve, reject };
+        deliver();
+      }),
+    return: async () => {
+      finished = true;
+      off();
+      ready.length = 0;
+      failure = null;
+      deliver();
+      return { value: undefined, done: true };
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}

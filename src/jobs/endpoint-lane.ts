@@ -1,0 +1,207 @@
+/**
+ * One endpoint as this worker sees it: how many concurrent calls it may make there now (the
+ * slots it holds of the endpoint's limit, see endpoint-slots.ts), who waits for them, and the
+ * circuit breaker.
+ *
+ * Waiting reports are served round-robin by run, so one big run does not starve a small one that
+ * shares the endpoint. A report takes as many seats as it makes concurrent calls (a
+ * self-consistency report with k samples takes k), for its whole duration.
+ *
+ * Breaker: after `failureThreshold` consecutive failed reports the lane opens and grants nothing
+ * for `cooldownMs` (doubling up to `maxCooldownMs` while probes keep failing); then one report is
+ * let through as a probe (half-open); its success closes the lane, its failure opens it again.
+ */
+
+export interface BreakerOptions {
+  failureThreshold: number;
+  cooldownMs: number;
+  maxCooldownMs: number;
+}
+
+export const DEFAULT_BREAKER: BreakerOptions = { failureThreshold: 5, cooldownMs: 5_000, maxCooldownMs: 300_000 };
+
+export type BreakerState = 'CLOSED' | 'OPEN' | 'HALF_OPEN';
+
+/** Calls this worker may have in flight across all endpoints. */
+export class WorkerBudget {
+  inUse = 0;
+  constructor(readonly limit: number) {}
+}
+
+interface Waiter {
+  weight: number;
+  resolve(release: () => void): void;
+  reject(error: unknown): void;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+export interface LaneEvents {
+  /** The breaker opened; `reason` is our own short text of the last failure. */
+  opened(reason: string): void;
+  closed(): void;
+}
+
+export class EndpointLane {
+  /** Seats this worker holds of the endpoint's limit (set by the slot pool). */
+  capacity = 0;
+  /** The endpoint's own limit, the cap of one report's weight. */
+  maxConcurrency: number;
+  inUse = 0;
+  private readonly queues = new Map<string, Waiter[]>();
+  private readonly rotation: string[] = [];
+  private state: BreakerState = 'CLOSED';
+  private consecutiveFailures = 0;
+  private cooldownMs: number;
+  private openUntil = 0;
+  private probeOut = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly endpointId: string,
+    maxConcurrency: number,
+    private readonly budget: WorkerBudget,
+    private readonly events: LaneEvents,
+    private readonly breaker: BreakerOptions = DEFAULT_BREAKER,
+  ) {
+    this.maxConcurrency = maxConcurrency;
+    this.cooldownMs = breaker.cooldownMs;
+  }
+
+  get breakerState(): BreakerState {
+    return this.state;
+  }
+
+  /** Seats wanted: those in use and those waited for. */
+  demand(): number {
+    let waiting = 0;
+    for (const queue of this.queues.values()) for (const w of queue) waiting += w.weight;
+    return this.inUse + waiting;
+  }
+
+  waiting(): number {
+    let n = 0;
+    for (const queue of this.queues.values()) n += queue.length;
+    return n;
+  }
+
+  /** Resolves with the release function once `weight` seats are granted to a report of `runId`. */
+  acquire(runId: string, weight: number, signal?: AbortSignal): Promise<() => void> {
+    const seats = Math.max(1, Math.min(weight, this.maxConcurrency));
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const waiter: Waiter = { weight: seats, resolve, reject, signal, onAbort: undefined };
+      if (signal) {
+        waiter.onAbort = () => {
+          const queue = this.queues.get(runId);
+          const i = queue?.indexOf(waiter) ?? -1;
+          if (queue && i >= 0) queue.splice(i, 1);
+          reject(signal.reason);
+          this.pump();
+        };
+        signal.addEventListener('abort', waiter.onAbort, { once: true });
+      }
+      let queue = this.queues.get(runId);
+      if (!queue) {
+        queue = [];
+        this.queues.set(runId, queue);
+        this.rotation.push(runId);
+      }
+      queue.push(waiter);
+      this.pump();
+    });
+  }
+
+  /** The outcome of a report that held seats: feeds the breaker. */
+  reportOutcome(ok: boolean, reason?: string): void {
+    if (ok) {
+      this.consecutiveFailures = 0;
+      if (this.state !== 'CLOSED') {
+        this.state = 'CLOSED';
+        this.cooldownMs = this.breaker.cooldownMs;
+        this.probeOut = false;
+        this.safely(() => this.events.closed());
+      }
+      this.pump();
+      return;
+    }
+    this.consecutiveFailures++;
+    if (this.state === 'HALF_OPEN' || (this.state === 'CLOSED' && this.consecutiveFailures >= this.breaker.failureThreshold)) {
+      const reopened = this.state === 'HALF_OPEN';
+      this.state = 'OPEN';
+      this.probeOut = false;
+      if (reopened) this.cooldownMs = Math.min(this.breaker.maxCooldownMs, this.cooldownMs * 2);
+      this.openUntil = Date.now() + this.cooldownMs;
+      this.schedule(this.cooldownMs);
+      this.safely(() => this.events.opened(reason ?? 'consecutive failures'));
+    }
+  }
+
+  /** Grants seats while there are some, round-robin by run. */
+  pump(): void {
+    if (this.state === 'OPEN') {
+      if (Date.now() < this.openUntil) return;
+      this.state = 'HALF_OPEN';
+    }
+    while (this.rotation.length > 0) {
+      if (this.state === 'HALF_OPEN' && this.probeOut) return;
+      const runId = this.rotation[0]!;
+      const queue = this.queues.get(runId)!;
+      const head = queue[0];
+      if (!head) {
+        this.rotation.shift();
+        this.queues.delete(runId);
+        continue;
+      }
+      if (this.inUse + head.weight > this.capacity || this.budget.inUse + head.weight > this.budget.limit) return;
+      queue.shift();
+      this.rotation.push(this.rotation.shift()!);
+      if (queue.length === 0) {
+        this.queues.delete(runId);
+        this.rotation.pop();
+      }
+      if (head.onAbort) head.signal?.removeEventListener('abort', head.onAbort);
+      this.inUse += head.weight;
+      this.budget.inUse += head.weight;
+      if (this.state === 'HALF_OPEN') this.probeOut = true;
+      let released = false;
+      head.resolve(() => {
+        if (released) return;
+        released = true;
+        this.inUse -= head.weight;
+        this.budget.inUse -= head.weight;
+        this.pump();
+      });
+    }
+  }
+
+  /** Rejects every waiter (shutdown). */
+  drain(reason: unknown): void {
+    for (const queue of this.queues.values()) {
+      for (const w of queue) {
+        if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort);
+        w.reject(reason);
+      }
+    }
+    this.queues.clear();
+    this.rotation.length = 0;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.pump(), ms + 5);
+    this.timer.unref();
+  }
+
+  private safely(fn: () => void): void {
+    try {
+      fn();
+    } catch {
+      // An observer's failure must not change the lane.
+    }
+  }
+}

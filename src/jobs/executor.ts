@@ -1,0 +1,484 @@
+/**
+ * The worker: claims work items of runs from the queue, sends their reports to the endpoints
+ * under each endpoint's limit, and writes every prediction once.
+ *
+ * - An item holds up to CHUNK_SIZE reports of one run. Reports that already have a prediction
+ *   are skipped, so an item taken up again (its worker died, its lease ran out) does only what
+ *   is left.
+ * - Each report runs under an overall deadline (every call, retry and backoff of it) that
+ *   starts when the endpoint grants it seats; cancelling the run aborts its calls in flight.
+ *   A report aborted by cancellation or shutdown writes nothing: it stays pending for resumeRun.
+ * - An item stops starting reports when its lease could run out before they finish, and hands
+ *   the rest to a new item.
+ * - Transient failures are retried inside the chat client (backoff with jitter, Retry-After);
+ *   what still fails is written as a FAILED prediction with a code, for resumeRun to retry.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Pool } from 'pg';
+import type { DataSource } from 'typeorm';
+import { callsPerReport, strategyContext, type RunSnapshot } from '../extraction/run-snapshot';
+import { runStrategy } from '../extraction/strategies';
+import type { ExtractionResult } from '../extraction/types';
+import { createChatClient } from '../llm/chat-client';
+import type { SecretBox } from '../llm/secret-box';
+import type { ChatFn, EndpointKind, RetryPolicy } from '../llm/types';
+import type { Logger } from '../logger';
+import { EndpointLane, WorkerBudget, type BreakerOptions, DEFAULT_BREAKER } from './endpoint-lane';
+import { EndpointSlots } from './endpoint-slots';
+import type { RunEventListener, RunEventPublisher } from './events';
+import { describeFailure, ExecutorAbort, redact } from './failure';
+import { PredictionWriter, type PredictionRow } from './prediction-writer';
+import { poolOf, type JobQueue, type RunItem } from './queue';
+
+export interface ExecutorOptions {
+  /** Calls this worker may have in flight over all endpoints. */
+  concurrency: number;
+  /** Work items this worker holds at once. */
+  maxItems: number;
+  /** Idle poll of the queue, milliseconds (new work also wakes the worker at once). */
+  pollMs: number;
+  /** Slot rebalancing period, milliseconds. */
+  tickMs: number;
+  breaker: BreakerOptions;
+  retry?: RetryPolicy;
+}
+
+export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = {
+  concurrency: 256,
+  maxItems: 32,
+  pollMs: 1000,
+  tickMs: 250,
+  breaker: DEFAULT_BREAKER,
+};
+
+interface EndpointRow {
+  id: string;
+  name: string;
+  base_url: string;
+  kind: EndpointKind;
+  timeout_ms: number;
+  max_concurrency: number;
+  api_key_encrypted: string | null;
+}
+
+interface RunRuntime {
+  runId: string;
+  projectId: string;
+  experimentId: string | null;
+  snapshot: RunSnapshot;
+  chat: ChatFn;
+  apiKey: string | null;
+  lane: EndpointLane;
+  cancel: AbortController;
+  items: number;
+}
+
+interface ReportRow {
+  id: string;
+  external_id: string;
+  text: string;
+}
+
+const TERMINAL = new Set(['SUCCEEDED', 'PARTIAL', 'FAILED', 'CANCELLED']);
+/** Time kept free at the end of a lease: items stop starting reports before it. */
+const LEASE_MARGIN_MS = 30_000;
+
+/**
+ * An AbortController that follows `sources` (and `ms`, when given) until disposed. Listeners are
+ * removed on dispose, so long-lived sources do not collect one per report.
+ */
+function linked(sources: AbortSignal[], ms?: number, onTimeout?: () => unknown): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const listeners = sources.map((source) => {
+    const forward = (): void => controller.abort(source.reason);
+    if (source.aborted) controller.abort(source.reason);
+    else source.addEventListener('abort', forward, { once: true });
+    return { source, forward };
+  });
+  const timer = ms === undefined ? undefined : setTimeout(() => controller.abort(onTimeout?.()), Math.max(1, ms));
+  return {
+    signal: controller.signal,
+    dispose() {
+      if (timer) clearTimeout(timer);
+      for (const { source, forward } of listeners) source.removeEventListener('abort', forward);
+    },
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+export class RunExecutor {
+  readonly workerId = randomUUID();
+  private readonly pool: Pool;
+  private readonly writer: PredictionWriter;
+  private readonly slots: EndpointSlots;
+  private readonly budget: WorkerBudget;
+  private readonly lanes = new Map<string, EndpointLane>();
+  private readonly runtimes = new Map<string, RunRuntime>();
+  private readonly items = new Set<Promise<void>>();
+  private readonly shutdown = new AbortController();
+  private wake = new AbortController();
+  private loops: Promise<void>[] = [];
+  private unsubscribe: (() => void)[] = [];
+  private undispatched = 0;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly queue: JobQueue,
+    private readonly publisher: RunEventPublisher,
+    private readonly listener: RunEventListener,
+    private readonly secrets: SecretBox,
+    private readonly logger: Logger,
+    private readonly options: ExecutorOptions = DEFAULT_EXECUTOR_OPTIONS,
+  ) {
+    this.pool = poolOf(dataSource);
+    this.writer = new PredictionWriter(this.pool, publisher);
+    this.budget = new WorkerBudget(options.concurrency);
+    const connection = (dataSource.options as { url?: string }).url;
+    this.slots = new EndpointSlots({ connectionString: connection }, this.workerId, options.concurrency);
+  }
+
+  async start(): Promise<void> {
+    await this.queue.start();
+    this.unsubscribe = [
+      this.listener.onRunCancelled((runId) => this.runtimes.get(runId)?.cancel.abort(new ExecutorAbort('CANCELLED'))),
+      this.listener.onJobsAvailable(() => this.wakeUp()),
+    ];
+    this.loops = [this.fetchLoop(), this.tickLoop(), this.watchLoop()];
+    this.logger.info({ workerId: this.workerId, concurrency: this.options.concurrency }, 'run worker started');
+  }
+
+  /** Stops fetching, aborts reports in flight (they stay pending) and hands the items back to the queue. */
+  async stop(): Promise<void> {
+    if (this.shutdown.signal.aborted) return;
+    this.shutdown.abort(new ExecutorAbort('SHUTDOWN'));
+    for (const off of this.unsubscribe) off();
+    for (const lane of this.lanes.values()) lane.drain(new ExecutorAbort('SHUTDOWN'));
+    await Promise.allSettled([...this.items]);
+    await Promise.allSettled(this.loops);
+    await this.writer.idle();
+    await this.slots.close();
+  }
+
+  private wakeUp(): void {
+    this.wake.abort();
+  }
+
+  private async fetchLoop(): Promise<void> {
+    const stop = this.shutdown.signal;
+    while (!stop.aborted) {
+      const room = this.options.maxItems - this.items.size;
+      // Enough reports in hand to keep this worker's share of every endpoint busy.
+      const hungry = this.undispatched < Math.max(2 * this.budget.limit, 100);
+      let fetched = 0;
+      if (room > 0 && hungry) {
+        try {
+          const jobs = await this.queue.fetch(Math.min(room, 4));
+          fetched = jobs.length;
+          for (const job of jobs) {
+            const item = this.process(job.id, job.data, job.priority, job.expireInSeconds).catch((error: unknown) => {
+              this.logger.error({ err: error, jobId: job.id }, 'work item failed; the queue retries it');
+              return this.queue.fail(job.id, 'worker error').catch(() => undefined);
+            });
+            this.items.add(item);
+            void item.finally(() => {
+              this.items.delete(item);
+              this.wakeUp();
+            });
+          }
+        } catch (error) {
+          this.logger.warn({ err: error }, 'fetching work items failed');
+        }
+      }
+      if (fetched === 0 || room - fetched <= 0 || !hungry) {
+        if (this.wake.signal.aborted) this.wake = new AbortController();
+        const either = linked([stop, this.wake.signal]);
+        await sleep(this.options.pollMs, either.signal);
+        either.dispose();
+        if (this.wake.signal.aborted) this.wake = new AbortController();
+      }
+    }
+  }
+
+  private async tickLoop(): Promise<void> {
+    const stop = this.shutdown.signal;
+    while (!stop.aborted) {
+      await this.slots.tick([...this.lanes.values()]).catch(() => undefined);
+      // Lanes without work and without slots are forgotten.
+      for (const [id, lane] of this.lanes) if (lane.demand() === 0 && lane.capacity === 0 && ![...this.runtimes.values()].some((r) => r.lane === lane)) this.lanes.delete(id);
+      await sleep(this.options.tickMs, stop);
+    }
+  }
+
+  /** Cancellation seen in the database, for workers that missed the notification. */
+  private async watchLoop(): Promise<void> {
+    const stop = this.shutdown.signal;
+    while (!stop.aborted) {
+      await sleep(2000, stop);
+      const ids = [...this.runtimes.keys()];
+      if (ids.length === 0) continue;
+      try {
+        const rows = (await this.pool.query<{ id: string }>(`SELECT id FROM runs WHERE id = ANY($1::uuid[]) AND status = 'CANCELLED'`, [ids])).rows;
+        for (const { id } of rows) this.runtimes.get(id)?.cancel.abort(new ExecutorAbort('CANCELLED'));
+      } catch {
+        // The next round tries again.
+      }
+    }
+  }
+
+  private lane(endpoint: EndpointRow): EndpointLane {
+    let lane = this.lanes.get(endpoint.id);
+    if (!lane) {
+      lane = new EndpointLane(
+        endpoint.id,
+        endpoint.max_concurrency,
+        this.budget,
+        {
+          opened: (reason) => void this.setHealth(endpoint.id, 'DOWN', reason),
+          closed: () => void this.setHealth(endpoint.id, 'UP', null),
+        },
+        this.options.breaker,
+      );
+      this.lanes.set(endpoint.id, lane);
+    }
+    return lane;
+  }
+
+  private async setHealth(endpointId: string, status: 'UP' | 'DOWN', reason: string | null): Promise<void> {
+    try {
+      await this.pool.query(
+        status === 'UP'
+          ? `UPDATE endpoints SET health_status = 'UP', health_last_error = NULL, last_seen_at = now(), checked_at = now() WHERE id = $1`
+          : `UPDATE endpoints SET health_status = 'DOWN', health_last_error = $2, checked_at = now() WHERE id = $1`,
+        status === 'UP' ? [endpointId] : [endpointId, `circuit open after consecutive failures: ${reason ?? ''}`.slice(0, 200)],
+      );
+    } catch (error) {
+      this.logger.warn({ err: error, endpointId }, 'recording endpoint health failed');
+    }
+  }
+
+  /** The run's state for executing it; null when the run is gone or over. */
+  private async runtime(runId: string): Promise<RunRuntime | null> {
+    const row = (
+      await this.pool.query<{ project_id: string; experiment_id: string | null; status: string; config: RunSnapshot }>(
+        'SELECT project_id, experiment_id, status, config FROM runs WHERE id = $1',
+        [runId],
+      )
+    ).rows[0];
+    if (!row || TERMINAL.has(row.status)) return null;
+    const cached = this.runtimes.get(runId);
+    if (cached && !cached.cancel.signal.aborted) return cached;
+    const snapshot = row.config;
+    const endpoint = (
+      await this.pool.query<EndpointRow>(
+        'SELECT id, name, base_url, kind, timeout_ms, max_concurrency, api_key_encrypted FROM endpoints WHERE id = $1',
+        [snapshot.model.endpointId],
+      )
+    ).rows[0];
+    if (!endpoint) {
+      await this.failRun(runId, row.experiment_id, 'the endpoint of this run is no longer registered');
+      return null;
+    }
+    let apiKey: string | null = null;
+    try {
+      apiKey = endpoint.api_key_encrypted ? this.secrets.decrypt(endpoint.api_key_encrypted) : null;
+    } catch {
+      await this.failRun(runId, row.experiment_id, `the API key of endpoint "${endpoint.name}" cannot be decrypted with this worker's SECRET_KEY`);
+      return null;
+    }
+    const runtime: RunRuntime = {
+      runId,
+      projectId: row.project_id,
+      experimentId: row.experiment_id,
+      snapshot,
+      chat: createChatClient({
+        baseUrl: endpoint.base_url,
+        apiKey,
+        kind: endpoint.kind,
+        timeoutMs: endpoint.timeout_ms,
+        ...(this.options.retry ? { retry: this.options.retry } : {}),
+      }),
+      apiKey,
+      lane: this.lane(endpoint),
+      cancel: new AbortController(),
+      items: 0,
+    };
+    this.runtimes.set(runId, runtime);
+    return runtime;
+  }
+
+  private async failRun(runId: string, experimentId: string | null, reason: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE runs SET status = 'FAILED', error = $2, finished_at = now() WHERE id = $1 AND status IN ('QUEUED', 'RUNNING')`,
+      [runId, reason],
+    );
+    await this.publisher.runsChanged([{ runId, experimentId }]);
+  }
+
+  private async process(jobId: string, item: RunItem, priority: number, leaseSeconds: number): Promise<void> {
+    const claimed = Date.now();
+    const runtime = await this.runtime(item.runId);
+    if (!runtime) {
+      await this.queue.complete(jobId);
+      return;
+    }
+    runtime.items++;
+    try {
+      await this.work(jobId, item, priority, claimed + leaseSeconds * 1000, runtime);
+    } finally {
+      runtime.items--;
+      if (runtime.items === 0) this.runtimes.delete(runtime.runId);
+    }
+  }
+
+  private async work(jobId: string, item: RunItem, priority: number, leaseEnd: number, runtime: RunRuntime): Promise<void> {
+    const { runId, snapshot, lane } = runtime;
+    const started = await this.pool.query<{ experiment_id: string | null }>(
+      `UPDATE runs SET status = 'RUNNING', started_at = coalesce(started_at, now()) WHERE id = $1 AND status = 'QUEUED' RETURNING experiment_id`,
+      [runId],
+    );
+    if (started.rows.length > 0) await this.publisher.runsChanged([{ runId, experimentId: runtime.experimentId }]);
+
+    const reports = (
+      await this.pool.query<ReportRow>(
+        `SELECT r.id, r.external_id, r.text FROM reports r
+         WHERE r.id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM predictions p WHERE p.run_id = $2 AND p.report_id = r.id)
+         ORDER BY r.ordinal`,
+        [item.reportIds, runId],
+      )
+    ).rows;
+    const stopAt = Math.max(Date.now() + 1000, leaseEnd - snapshot.deadlineMs - LEASE_MARGIN_MS);
+    const weight = callsPerReport(snapshot);
+    const inFlight = new Set<Promise<void>>();
+    let next = 0;
+    this.undispatched += reports.length;
+    const stop = linked([runtime.cancel.signal, this.shutdown.signal], stopAt - Date.now(), () => new ExecutorAbort('LEASE'));
+    try {
+      while (next < reports.length) {
+        let release: () => void;
+        try {
+          release = await lane.acquire(runId, weight, stop.signal);
+        } catch {
+          break;
+        }
+        if (stop.signal.aborted) {
+          release();
+          break;
+        }
+        const report = reports[next++]!;
+        this.undispatched--;
+        const done = this.predict(runtime, report, release).catch((error: unknown) => {
+          this.logger.error({ err: error, runId }, 'writing a prediction failed');
+          throw error;
+        });
+        inFlight.add(done);
+        void done.then(
+          () => inFlight.delete(done),
+          () => inFlight.delete(done),
+        );
+      }
+    } finally {
+      stop.dispose();
+      this.undispatched -= reports.length - next;
+    }
+    const results = await Promise.allSettled([...inFlight]);
+    if (results.some((r) => r.status === 'rejected')) throw new Error('a prediction could not be written');
+    if (this.shutdown.signal.aborted && !runtime.cancel.signal.aborted) {
+      // Handed back: another worker (or this one after a restart) takes the item up at once.
+      await this.queue.fail(jobId, 'worker stopped');
+      return;
+    }
+    if (next < reports.length && !runtime.cancel.signal.aborted) {
+      await this.queue.continueWith({ runId, reportIds: reports.slice(next).map((r) => r.id) }, priority);
+    }
+    await this.queue.complete(jobId);
+  }
+
+  private async predict(runtime: RunRuntime, report: ReportRow, release: () => void): Promise<void> {
+    const { snapshot } = runtime;
+    const abort = linked([runtime.cancel.signal, this.shutdown.signal], snapshot.deadlineMs, () => new ExecutorAbort('DEADLINE'));
+    const signal = abort.signal;
+    const t0 = performance.now();
+    let row: PredictionRow | null = null;
+    try {
+      const result = await runStrategy(snapshot.strategy, strategyContext(snapshot, runtime.chat, { id: report.external_id, text: report.text }, signal));
+      row = this.succeeded(runtime, report.id, result);
+      runtime.lane.reportOutcome(true);
+    } catch (error) {
+      const reason = signal.aborted ? signal.reason : error;
+      if (reason instanceof ExecutorAbort && reason.kind !== 'DEADLINE') return;
+      const failure = describeFailure(reason, snapshot.deadlineMs, 1);
+      const message = redact(failure.message, [runtime.apiKey]);
+      // A configuration problem of the run is not the endpoint's failure.
+      if (failure.transient) runtime.lane.reportOutcome(false, message);
+      row = {
+        ...this.base(runtime, report.id),
+        status: 'FAILED',
+        latencyMs: Math.round(performance.now() - t0),
+        attempts: failure.attempts,
+        error: message,
+        errorCode: failure.code,
+      };
+    } finally {
+      abort.dispose();
+      release();
+    }
+    if (row) await this.writer.write(row);
+  }
+
+  private base(runtime: RunRuntime, reportId: string): PredictionRow {
+    return {
+      projectId: runtime.projectId,
+      runId: runtime.runId,
+      reportId,
+      status: 'FAILED',
+      values: null,
+      cells: {},
+      parsed: null,
+      raw: null,
+      reasoning: null,
+      samples: null,
+      finishReason: null,
+      latencyMs: null,
+      promptTokens: null,
+      completionTokens: null,
+      attempts: 1,
+      error: null,
+      errorCode: null,
+      inputTruncated: false,
+    };
+  }
+
+  private succeeded(runtime: RunRuntime, reportId: string, result: ExtractionResult): PredictionRow {
+    const skipped = new Set(result.skipped);
+    const cells: Record<string, unknown> = {};
+    for (const [key, cell] of Object.entries(result.cells)) cells[key] = skipped.has(key) ? { ...cell, skipped: true } : cell;
+    const joined = (x: string | string[] | null): string | null => (x === null ? null : Array.isArray(x) ? x.filter((s) => s).join('\n\n') || null : x);
+    return {
+      ...this.base(runtime, reportId),
+      status: 'SUCCEEDED',
+      values: result.values,
+      cells,
+      parsed: result.json,
+      raw: joined(result.raw),
+      reasoning: joined(result.reasoning),
+      samples: (result.samples ?? result.steps ?? null) as unknown[] | null,
+      finishReason: result.finishReason,
+      latencyMs: Math.round(result.latencyMs),
+      promptTokens: result.promptTokens,
+      completionTokens: result.completionTokens,
+      attempts: result.attempts,
+      inputTruncated: result.inputTruncated,
+    };
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * A failed prediction as data: a code and a short message in our own words. What the endpoint
+ * answered is untrusted (it may quote internal pages or echo the API key), so none of its text
+ * is kept: only the HTTP status, the kind of failure and the attempts. Every configured secret
+ * is still redacted from the message, in case one reached it another way.
+ */
+import { ExtractionError } from '../extraction/errors';
+import { LlmError } from '../llm/llm-error';
+
+export interface Failure {
+  code: string;
+  message: string;
+  attempts: number;
+  /** worth retrying later (resumeRun) rather than a configuration problem */
+  transient: boolean;
+}
+
+/** Why a prediction was abandoned by the executor itself. */
+export class ExecutorAbort extends Error {
+  constructor(readonly kind: 'DEADLINE' | 'CANCELLED' | 'SHUTDOWN' | 'LEASE') {
+    super(kind);
+    this.name = 'ExecutorAbort';
+  }
+}
+
+export const MAX_FAILURE_MESSAGE = 200;
+
+export function redact(text: string, secrets: readonly (string | null | undefined)[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
+  }
+  return out.length > MAX_FAILURE_MESSAGE ? `${out.slice(0, MAX_FAILURE_MESSAGE - 1)}…` : out;
+}
+
+function llmFailure(error: LlmError, deadlineMs: number): Failure {
+  const tries = `after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'}`;
+  switch (error.code) {
+    case 'HTTP_ERROR':
+      return { code: `HTTP_${error.status ?? 'ERROR'}`, message: `the endpoint answered HTTP ${error.status ?? '?'} (${tries})`, attempts: error.attempts, transient: true };
+    case 'RATE_LIMITED':
+      return { code: 'HTTP_429', message: `the endpoint kept answering 429 Too Many Requests (${tries})`, attempts: error.attempts, transient: true };
+    case 'TIMEOUT':
+      return { code: 'TIMEOUT', message: `no answer within the endpoint timeout (${tries})`, attempts: error.attempts, transient: true };
+    case 'CONNECTION': {
+      const system = /\((E[A-Z_]+)\)/.exec(error.message)?.[1];
+      return { code: 'CONNECTION', message: `connection to the endpoint failed${system ? ` (${system})` : ''} (${tries})`, attempts: error.attempts, transient: true };
+    }
+    case 'BAD_RESPONSE':
+      return { code: 'UNREADABLE', message: `the endpoint's answer is not a chat completion (${tries})`, attempts: error.attempts, transient: true };
+  }
+  return { code: 'ERROR', message: `the call failed within ${deadlineMs} ms`, attempts: error.attempts, transient: true };
+}
+
+/** The failure a prediction records for what its strategy threw. */
+export function describeFailure(error: unknown, deadlineMs: number, attempts: number): Failure {
+  if (error instanceof ExecutorAbort && error.kind === 'DEADLINE') {
+    return { code: 'DEADLINE', message: `the report did not finish within its deadline of ${deadlineMs} ms`, attempts, transient: true };
+  }
+  if (error instanceof LlmError) return llmFailure(error, deadlineMs);
+  if (error instanceof ExtractionError) {
+    if (error.code === 'ALL_CALLS_FAILED' && error.cause instanceof LlmError) return llmFailure(error.cause, deadlineMs);
+    return { code: error.code, message: redact(error.message, []), attempts, transient: error.code === 'ALL_CALLS_FAILED' };
+  }
+  return { code: 'ERROR', message: 'the report could not be processed', attempts, transient: true };
+}

@@ -1,0 +1,195 @@
+/**
+ * Writes finished predictions with their run's counters, exactly once.
+ *
+ * Each prediction is inserted under the unique key (run_id, report_id) with ON CONFLICT DO
+ * NOTHING, and the run's counters grow by what was actually inserted, in the same transaction:
+ * a late duplicate (an item taken up again after its lease ran out while the first worker was
+ * still alive) changes nothing, and the counters always equal the rows. The run that reaches
+ * its total in that transaction gets its final status there too.
+ *
+ * Group commit: predictions finishing while a transaction is in flight wait for the next one,
+ * which takes them all (up to MAX_BATCH). Under load that is one transaction per batch; when
+ * idle, a prediction is written the moment it finishes.
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { RunChange, RunEventPublisher } from './events';
+
+export interface PredictionRow {
+  projectId: string;
+  runId: string;
+  reportId: string;
+  status: 'SUCCEEDED' | 'FAILED';
+  values: Record<string, unknown> | null;
+  cells: Record<string, unknown>;
+  parsed: Record<string, unknown> | null;
+  raw: string | null;
+  reasoning: string | null;
+  samples: unknown[] | null;
+  finishReason: string | null;
+  latencyMs: number | null;
+  promptTokens: number | null;
+  completionTokens: number | null;
+  attempts: number;
+  error: string | null;
+  errorCode: string | null;
+  inputTruncated: boolean;
+}
+
+const MAX_BATCH = 500;
+
+interface Pending {
+  row: PredictionRow;
+  resolve(inserted: boolean): void;
+  reject(error: unknown): void;
+}
+
+/** PostgreSQL text and jsonb cannot hold NUL; a model's output may contain one. */
+function text(value: string | null): string | null {
+  return value === null ? null : value.includes('\0') ? value.replace(/\0/g, '') : value;
+}
+
+function json(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  const out = JSON.stringify(value);
+  return out.includes('\\u0000') ? out.replace(/\\u0000/g, '') : out;
+}
+
+const INSERT = `
+  WITH input AS (
+    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                         $10::text[], $11::text[], $12::int[], $13::int[], $14::int[], $15::int[], $16::text[], $17::text[], $18::bool[])
+      AS u(project_id, run_id, report_id, status, vals, cells, parsed, raw, reasoning, samples, finish_reason, latency_ms,
+           prompt_tokens, completion_tokens, attempts, error, error_code, input_truncated)
+  ), inserted AS (
+    INSERT INTO predictions (project_id, run_id, report_id, report_ordinal, status, "values", cells, parsed, raw, reasoning, samples,
+                             finish_reason, latency_ms, prompt_tokens, completion_tokens, attempts, error, error_code, input_truncated)
+    SELECT u.project_id, u.run_id, u.report_id, r.ordinal, u.status, u.vals::jsonb, u.cells::jsonb, u.parsed::jsonb, u.raw, u.reasoning,
+           u.samples::jsonb, u.finish_reason, u.latency_ms, u.prompt_tokens, u.completion_tokens, u.attempts, u.error, u.error_code,
+           u.input_truncated
+    FROM input u JOIN reports r ON r.id = u.report_id
+    ORDER BY u.run_id, u.report_id
+    ON CONFLICT (run_id, report_id) DO NOTHING
+    RETURNING id, run_id, report_id, status, latency_ms, prompt_tokens, completion_tokens
+  ), totals AS (
+    SELECT run_id,
+           count(*) FILTER (WHERE status = 'SUCCEEDED') AS succeeded,
+           count(*) FILTER (WHERE status = 'FAILED') AS failed,
+           coalesce(sum(prompt_tokens), 0) AS prompt_tokens,
+           coalesce(sum(completion_tokens), 0) AS completion_tokens,
+           coalesce(sum(latency_ms) FILTER (WHERE status = 'SUCCEEDED'), 0) AS latency
+    FROM inserted GROUP BY run_id
+  ), updated AS (
+    UPDATE runs r SET
+      succeeded_count = r.succeeded_count + t.succeeded,
+      failed_count = r.failed_count + t.failed,
+      prompt_tokens = r.prompt_tokens + t.prompt_tokens,
+      completion_tokens = r.completion_tokens + t.completion_tokens,
+      latency_ms_sum = r.latency_ms_sum + t.latency,
+      status = CASE
+        WHEN r.status IN ('QUEUED', 'RUNNING') AND r.succeeded_count + t.succeeded + r.failed_count + t.failed >= r.total_reports THEN
+          CASE WHEN r.failed_count + t.failed = 0 THEN 'SUCCEEDED' WHEN r.succeeded_count + t.succeeded = 0 THEN 'FAILED' ELSE 'PARTIAL' END
+        ELSE r.status END,
+      finished_at = CASE
+        WHEN r.status IN ('QUEUED', 'RUNNING') AND r.succeeded_count + t.succeeded + r.failed_count + t.failed >= r.total_reports THEN now()
+        ELSE r.finished_at END
+    FROM totals t WHERE r.id = t.run_id
+    RETURNING r.id, r.experiment_id
+  )
+  SELECT i.id, i.run_id, i.report_id, u.experiment_id FROM inserted i JOIN updated u ON u.id = i.run_id`;
+
+export class PredictionWriter {
+  private queue: Pending[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly events: RunEventPublisher,
+  ) {}
+
+  /** Resolves after the commit: true when this call inserted the prediction, false when it existed. */
+  write(row: PredictionRow): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ row, resolve, reject });
+      this.flushing ??= this.drain();
+    });
+  }
+
+  /** Waits for everything handed over so far. */
+  async idle(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_BATCH);
+        try {
+          const inserted = await this.commit(batch.map((p) => p.row));
+          const key = (runId: string, reportId: string) => `${runId}/${reportId}`;
+          const done = new Set(inserted.map((r) => key(r.run_id, r.report_id)));
+          for (const p of batch) p.resolve(done.has(key(p.row.runId, p.row.reportId)));
+          await this.publish(inserted);
+        } catch (error) {
+          for (const p of batch) p.reject(error);
+        }
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  private async commit(rows: PredictionRow[]): Promise<{ id: string; run_id: string; report_id: string; experiment_id: string | null }[]> {
+    for (let attempt = 1; ; attempt++) {
+      const client: PoolClient = await this.pool.connect();
+      try {
+        await client.query('BEGIN');
+        // Runs are locked in id order, so concurrent writers never deadlock on them.
+        const runIds = [...new Set(rows.map((r) => r.runId))].sort();
+        await client.query('SELECT id FROM runs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [runIds]);
+        const result = await client.query<{ id: string; run_id: string; report_id: string; experiment_id: string | null }>(INSERT, [
+          rows.map((r) => r.projectId),
+          rows.map((r) => r.runId),
+          rows.map((r) => r.reportId),
+          rows.map((r) => r.status),
+          rows.map((r) => json(r.values)),
+          rows.map((r) => json(r.cells)),
+          rows.map((r) => json(r.parsed)),
+          rows.map((r) => text(r.raw)),
+          rows.map((r) => text(r.reasoning)),
+          rows.map((r) => json(r.samples)),
+          rows.map((r) => text(r.finishReason)),
+          rows.map((r) => r.latencyMs),
+          rows.map((r) => r.promptTokens),
+          rows.map((r) => r.completionTokens),
+          rows.map((r) => r.attempts),
+          rows.map((r) => text(r.error)),
+          rows.map((r) => r.errorCode),
+          rows.map((r) => r.inputTruncated),
+        ]);
+        await client.query('COMMIT');
+        return result.rows;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        const code = (error as { code?: string }).code;
+        // Serialisation failures and deadlocks are worth another try; the batch is idempotent.
+        if ((code === '40001' || code === '40P01') && attempt < 5) continue;
+        throw error;
+      } finally {
+        client.release();
+      }
+    }
+  }
+
+  private async publish(inserted: { id: string; run_id: string; experiment_id: string | null }[]): Promise<void> {
+    if (inserted.length === 0) return;
+    const byRun = new Map<string, { experimentId: string | null; ids: string[] }>();
+    for (const r of inserted) {
+      const entry = byRun.get(r.run_id) ?? { experimentId: r.experiment_id, ids: [] };
+      entry.ids.push(r.id);
+      byRun.set(r.run_id, entry);
+    }
+    const changes: RunChange[] = [...byRun].map(([runId, e]) => ({ runId, experimentId: e.experimentId }));
+    for (const [runId, e] of byRun) await this.events.predictionsAdded(runId, e.ids);
+    await this.events.runsChanged(changes);
+  }
+}

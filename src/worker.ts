@@ -1,0 +1,54 @@
+/**
+ * A worker-only process: executes queued runs from the PostgreSQL of DATABASE_URL, alongside
+ * the servers and other workers sharing it (`npm run worker`). Give it the servers' SECRET_KEY,
+ * so it can decrypt the endpoints' API keys.
+ */
+import 'reflect-metadata';
+import { ConfigError, loadConfig } from './config';
+import { openDatabase } from './db/data-source';
+import { createLogger } from './logger';
+import { resolveSecretKey } from './secret-key';
+import { createServices } from './services';
+import { startWorker } from './worker-process';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+    if (!config.databaseUrl) throw new ConfigError(['DATABASE_URL: a worker process needs the database of the servers it works for']);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  const dataSource = await openDatabase({ url: config.databaseUrl });
+  const services = createServices(dataSource, {
+    secretKey: resolveSecretKey(config, logger),
+    onEventError: (error) => logger.warn({ err: error }, 'publishing an event failed'),
+  });
+  await services.bus.start();
+  const executor = await startWorker(dataSource, services, logger, config);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'worker shutting down');
+    setTimeout(() => process.exit(1), 15_000).unref();
+    await executor.stop().catch((error: unknown) => logger.error({ err: error }, 'stopping the worker failed'));
+    await services.queue.stop().catch(() => undefined);
+    await services.bus.close().catch(() => undefined);
+    await dataSource.destroy().catch(() => undefined);
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`ReportQL worker failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
