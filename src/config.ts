@@ -40,6 +40,13 @@ const environmentSchema = z.object({
     .pipe(z.string().regex(/^\d{1,5}$/, 'must be a whole number'))
     .transform(Number)
     .pipe(z.number().int().min(1, 'must be at least 1').max(4096, 'must be at most 4096')),
+  JOB_LEASE_SECONDS: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? '900' : v.trim()))
+    .pipe(z.string().regex(/^\d{1,6}$/, 'must be a whole number of seconds'))
+    .transform(Number)
+    .pipe(z.number().int().min(10, 'must be at least 10').max(86_400, 'must be at most 86400')),
   SECRET_KEY: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LOG_LEVEL: z
     .string()
@@ -60,6 +67,8 @@ export interface Config {
   worker: boolean;
   /** Chat calls one worker process may have in flight over all endpoints. */
   workerConcurrency: number;
+  /** How long a work item is leased to its worker; a dead worker's items are taken up after it. */
+  jobLeaseSeconds: number;
   /** Unset: a key generated on first start and kept in dataDir (single-machine setups only). */
   secretKey: string | undefined;
   logLevel: LogLevel;
@@ -89,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     seedDemo: e.SEED_DEMO,
     worker: e.WORKER,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    jobLeaseSeconds: e.JOB_LEASE_SECONDS,
     secretKey: e.SECRET_KEY,
     logLevel: e.LOG_LEVEL,
   };

@@ -6,6 +6,7 @@ import { openDatabase } from './db/data-source';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres';
 import { createLogger } from './logger';
 import { resolveSecretKey } from './secret-key';
+import { queueOptions } from './jobs/queue';
 import { startWorker } from './worker-process';
 import type { RunExecutor } from './jobs/executor';
 import { seedDemo } from './seeds/demo-seed';
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
     }
   }
   const dataSource = await openDatabase({ url: databaseUrl });
-  const app = await createApp(dataSource, logger, { secretKey: resolveSecretKey(config, logger) });
+  const app = await createApp(dataSource, logger, { secretKey: resolveSecretKey(config, logger), queue: queueOptions(config.jobLeaseSeconds) });
   const generatedAdminKey = await app.services.apiKeys.ensureServerAdmin(config.adminApiKey);
   if (config.seedDemo) {
     const project = await seedDemo(dataSource, app.services, logger);

@@ -6,6 +6,7 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config';
 import { openDatabase } from './db/data-source';
+import { queueOptions } from './jobs/queue';
 import { createLogger } from './logger';
 import { resolveSecretKey } from './secret-key';
 import { createServices } from './services';
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
   const dataSource = await openDatabase({ url: config.databaseUrl });
   const services = createServices(dataSource, {
     secretKey: resolveSecretKey(config, logger),
+    queue: queueOptions(config.jobLeaseSeconds),
     onEventError: (error) => logger.warn({ err: error }, 'publishing an event failed'),
   });
   await services.bus.start();

@@ -28,7 +28,7 @@ import { EndpointSlots } from './endpoint-slots';
 import type { RunEventListener, RunEventPublisher } from './events';
 import { describeFailure, ExecutorAbort, redact } from './failure';
 import { PredictionWriter, type PredictionRow } from './prediction-writer';
-import { poolOf, type JobQueue, type RunItem } from './queue';
+import { CHUNK_SIZE, poolOf, type JobQueue, type RunItem } from './queue';
 
 export interface ExecutorOptions {
   /** Calls this worker may have in flight over all endpoints. */
@@ -80,7 +80,7 @@ interface ReportRow {
 }
 
 const TERMINAL = new Set(['SUCCEEDED', 'PARTIAL', 'FAILED', 'CANCELLED']);
-/** Time kept free at the end of a lease: items stop starting reports before it. */
+/** Time kept free at the end of a lease (at most a quarter of it): items stop starting reports before it. */
 const LEASE_MARGIN_MS = 30_000;
 
 /**
@@ -178,14 +178,19 @@ export class RunExecutor {
     const stop = this.shutdown.signal;
     while (!stop.aborted) {
       const room = this.options.maxItems - this.items.size;
-      // Enough reports in hand to keep this worker's share of every endpoint busy.
-      const hungry = this.undispatched < Math.max(2 * this.budget.limit, 100);
+      // Enough reports in hand to keep this worker's slots busy, and no more: what one worker
+      // holds undispatched, the others cannot work on.
+      let held = 0;
+      for (const lane of this.lanes.values()) held += lane.capacity;
+      const hungry = this.undispatched < Math.min(2 * this.budget.limit, Math.max(CHUNK_SIZE, 2 * held));
       let fetched = 0;
       if (room > 0 && hungry) {
         try {
-          const jobs = await this.queue.fetch(Math.min(room, 4));
+          const jobs = await this.queue.fetch(1);
           fetched = jobs.length;
           for (const job of jobs) {
+            // Counted at once, so the next round of this loop sees the reports just fetched.
+            this.undispatched += job.data.reportIds.length;
             const item = this.process(job.id, job.data, job.priority, job.expireInSeconds).catch((error: unknown) => {
               this.logger.error({ err: error, jobId: job.id }, 'work item failed; the queue retries it');
               return this.queue.fail(job.id, 'worker error').catch(() => undefined);
@@ -327,21 +332,39 @@ export class RunExecutor {
 
   private async process(jobId: string, item: RunItem, priority: number, leaseSeconds: number): Promise<void> {
     const claimed = Date.now();
-    const runtime = await this.runtime(item.runId);
-    if (!runtime) {
-      await this.queue.complete(jobId);
-      return;
-    }
-    runtime.items++;
+    // `undispatched` counts the item's reports from its fetch until each is started or dropped.
+    let counted = item.reportIds.length;
+    const uncount = (n: number) => {
+      this.undispatched -= n;
+      counted -= n;
+    };
     try {
-      await this.work(jobId, item, priority, claimed + leaseSeconds * 1000, runtime);
+      const runtime = await this.runtime(item.runId);
+      if (!runtime) {
+        await this.queue.complete(jobId);
+        return;
+      }
+      runtime.items++;
+      try {
+        await this.work(jobId, item, priority, leaseSeconds, claimed + leaseSeconds * 1000, runtime, uncount);
+      } finally {
+        runtime.items--;
+        if (runtime.items === 0) this.runtimes.delete(runtime.runId);
+      }
     } finally {
-      runtime.items--;
-      if (runtime.items === 0) this.runtimes.delete(runtime.runId);
+      uncount(counted);
     }
   }
 
-  private async work(jobId: string, item: RunItem, priority: number, leaseEnd: number, runtime: RunRuntime): Promise<void> {
+  private async work(
+    jobId: string,
+    item: RunItem,
+    priority: number,
+    leaseSeconds: number,
+    leaseEnd: number,
+    runtime: RunRuntime,
+    uncount: (n: number) => void,
+  ): Promise<void> {
     const { runId, snapshot, lane } = runtime;
     const started = await this.pool.query<{ experiment_id: string | null }>(
       `UPDATE runs SET status = 'RUNNING', started_at = coalesce(started_at, now()) WHERE id = $1 AND status = 'QUEUED' RETURNING experiment_id`,
@@ -357,11 +380,12 @@ export class RunExecutor {
         [item.reportIds, runId],
       )
     ).rows;
-    const stopAt = Math.max(Date.now() + 1000, leaseEnd - snapshot.deadlineMs - LEASE_MARGIN_MS);
+    const leaseMs = leaseEnd - Date.now();
+    const stopAt = Math.max(Date.now() + 1000, leaseEnd - snapshot.deadlineMs - Math.min(LEASE_MARGIN_MS, leaseMs / 4));
     const weight = callsPerReport(snapshot);
     const inFlight = new Set<Promise<void>>();
     let next = 0;
-    this.undispatched += reports.length;
+    uncount(item.reportIds.length - reports.length);
     const stop = linked([runtime.cancel.signal, this.shutdown.signal], stopAt - Date.now(), () => new ExecutorAbort('LEASE'));
     try {
       while (next < reports.length) {
@@ -376,7 +400,7 @@ export class RunExecutor {
           break;
         }
         const report = reports[next++]!;
-        this.undispatched--;
+        uncount(1);
         const done = this.predict(runtime, report, release).catch((error: unknown) => {
           this.logger.error({ err: error, runId }, 'writing a prediction failed');
           throw error;
@@ -389,7 +413,6 @@ export class RunExecutor {
       }
     } finally {
       stop.dispose();
-      this.undispatched -= reports.length - next;
     }
     const results = await Promise.allSettled([...inFlight]);
     if (results.some((r) => r.status === 'rejected')) throw new Error('a prediction could not be written');
@@ -399,7 +422,7 @@ export class RunExecutor {
       return;
     }
     if (next < reports.length && !runtime.cancel.signal.aborted) {
-      await this.queue.continueWith({ runId, reportIds: reports.slice(next).map((r) => r.id) }, priority);
+      await this.queue.continueWith({ runId, reportIds: reports.slice(next).map((r) => r.id) }, priority, leaseSeconds);
     }
     await this.queue.complete(jobId);
   }

@@ -26,7 +26,12 @@ export interface QueueOptions {
   superviseSeconds: number;
 }
 
-export const DEFAULT_QUEUE_OPTIONS: QueueOptions = { leaseSeconds: 900, superviseSeconds: 30 };
+/** The supervisor looks for expired leases five times per lease, at most every 30 s. */
+export function queueOptions(leaseSeconds: number): QueueOptions {
+  return { leaseSeconds, superviseSeconds: Math.max(1, Math.min(30, Math.floor(leaseSeconds / 5))) };
+}
+
+export const DEFAULT_QUEUE_OPTIONS: QueueOptions = queueOptions(900);
 
 /**
  * Priority of a run's item k: the k-th items of all runs come before the (k+1)-th of any, so a
@@ -102,8 +107,8 @@ export class JobQueue {
   }
 
   /** The rest of an item whose lease is running out, as a new item of the same priority. */
-  async continueWith(item: RunItem, priority: number): Promise<void> {
-    await this.boss.send(RUN_QUEUE, item, { priority, expireInSeconds: this.options.leaseSeconds });
+  async continueWith(item: RunItem, priority: number, leaseSeconds: number): Promise<void> {
+    await this.boss.send(RUN_QUEUE, item, { priority, expireInSeconds: leaseSeconds });
   }
 
   async fetch(count: number): Promise<PgBoss.JobWithMetadata<RunItem>[]> {

@@ -3,9 +3,12 @@ import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { createApp, type App } from '../../src/app';
 import { openDatabase } from '../../src/db/data-source';
+import type { QueueOptions } from '../../src/jobs/queue';
 import { createLogger } from '../../src/logger';
 import type { Services } from '../../src/services';
 import { withDatabase } from './global-setup';
+
+export const TEST_SECRET_KEY = 'test-secret-key-of-reportql';
 
 export interface GraphQLResponse<T = Record<string, any>> {
   status: number;
@@ -16,6 +19,8 @@ export interface GraphQLResponse<T = Record<string, any>> {
 export interface TestApp {
   url: string;
   port: number;
+  /** postgresql:// URL of this test's own database (for worker processes). */
+  databaseUrl: string;
   app: App;
   dataSource: DataSource;
   services: Services;
@@ -26,8 +31,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+export interface TestAppOptions {
+  queue?: QueueOptions;
+}
+
 /** A fresh database cloned from the migrated template, and the real HTTP server on a free port. */
-export async function startTestApp(): Promise<TestApp> {
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const serverUrl = process.env.REPORTQL_TEST_SERVER_URL;
   const template = process.env.REPORTQL_TEST_TEMPLATE;
   if (!serverUrl || !template) throw new Error('the jest global setup did not run');
@@ -38,9 +47,10 @@ export async function startTestApp(): Promise<TestApp> {
   await admin.end();
 
   const queries: string[] = [];
-  const dataSource = await openDatabase({ url: withDatabase(serverUrl, database), onQuery: (sql) => queries.push(sql) });
+  const databaseUrl = withDatabase(serverUrl, database);
+  const dataSource = await openDatabase({ url: databaseUrl, onQuery: (sql) => queries.push(sql) });
   const logger = createLogger('silent');
-  const app = await createApp(dataSource, logger, { secretKey: 'test-secret-key-of-reportql' });
+  const app = await createApp(dataSource, logger, { secretKey: TEST_SECRET_KEY, ...(options.queue ? { queue: options.queue } : {}) });
   const port = await app.listen(0, '127.0.0.1');
   const adminKey = `rql_test_admin_${randomBytes(16).toString('hex')}`;
   await app.services.apiKeys.ensureServerAdmin(adminKey);
@@ -49,6 +59,7 @@ export async function startTestApp(): Promise<TestApp> {
   return {
     url,
     port,
+    databaseUrl,
     app,
     dataSource,
     services: app.services,

@@ -61,7 +61,7 @@ export class RunExecutionService {
       this.checkTexts(texts!);
     }
     const target = await this.extraction.target(principal, useCaseId, ids.modelId, ids.promptId);
-    const { snapshot, warnings } = this.extraction.snapshot(target, input);
+    const { snapshot, warnings } = this.snapshot(target, input);
     const name = input.name?.trim() || `${target.model.servedName} · ${strategyLabel(input)}`;
     const run = await this.dataSource.transaction(async (manager) => {
       const scopeDataset = dataset ?? (await this.adHocDataset(manager, target, name, texts!));
@@ -102,7 +102,7 @@ export class RunExecutionService {
               }
       }
     }
-    const snapshots = planned.map((p) => ({ ...p, ...this.extraction.snapshot(p.target, p.settings) }));
+    const snapshots = planned.map((p) => ({ ...p, ...this.snapshot(p.target, p.settings) }));
     const result = await this.dataSource.transaction(async (manager) => {
       const experiment = await manager.getRepository(Experiment).save(
         manager.getRepository(Experiment).create({
@@ -129,6 +129,17 @@ export class RunExecutionService {
       return { experiment, runs };
     });
     await this.events.jobsAvailable();
+    return result;
+  }
+
+  /** The extraction snapshot with a deadline that fits the work items' lease (half of it at most). */
+  private snapshot(target: ExtractionTarget, settings: StrategySettingsInput) {
+    const result = this.extraction.snapshot(target, settings);
+    const bound = Math.floor((this.queue.options.leaseSeconds * 1000) / 2);
+    if (result.snapshot.deadlineMs > bound) {
+      if (settings.deadlineMs) throw badInput(`deadlineMs must be at most ${bound}, half the work-item lease (JOB_LEASE_SECONDS)`, { field: 'deadlineMs' });
+      result.snapshot.deadlineMs = bound;
+    }
     return result;
   }
 

@@ -42,14 +42,15 @@
  *    the number of matches;
  * 3. the **handler** (`fake.setHandler(fn)` or `fake.script(fn)`): `(body, ctx) => spec | undefined`
  *    (may be async; `undefined` falls through);
- * 4. with `answerFromReport: true`, **markers in the last user message**, each on its own line and
- *    anywhere in it (first line with the marker wins):
+ * 4. with `answerFromReport: true`, **markers in the report's message**: the last user message
+ *    with a marker (the prompt's final instruction comes after the report), the marker anywhere in
+ *    a line, the first such line per marker wins:
  *    - `ANSWER: <text>` answers with `<text>` (up to the end of the line, trimmed) as `content`,
  *      valid JSON or not, so each prediction can be checked against its own report;
  *    - `FAIL: <status>` answers with that HTTP error (a status outside 400–599 means 500);
- *    - `STALL: <ms>` delays the answer by that many milliseconds;
- *    markers combine (`STALL` + `ANSWER`, `STALL` + `FAIL`); `FAIL` or `STALL` alone answers with
- *    the default content; a message without markers falls through to
+ *    - `STALL: <ms>` delays the answer by that many milliseconds (on top of `latencyMs`);
+ *    markers combine (`STALL` + `ANSWER`, `STALL` + `FAIL`; `FAIL` beats `ANSWER`), `STALL` alone
+ *    delays the default content; a message without markers falls through to
  * 5. the **default**: a valid JSON object built from `response_format.json_schema.schema` when
  *    present (first enum value, `""`, `0`, `false`, `[]`, nested objects with all properties),
  *    else `'{}'`.
@@ -249,7 +250,7 @@ export interface FakeLlmOptions {
   maxRunning?: number;
   /** `false` makes GET /metrics a 404, as for a server started without metrics. */
   metrics?: boolean;
-  /** Answer from `ANSWER:` / `FAIL:` / `STALL:` markers in the last user message. */
+  /** Answer from `ANSWER:` / `FAIL:` / `STALL:` markers in the report's user message. */
   answerFromReport?: boolean;
 }
 
@@ -415,6 +416,15 @@ function commonPrefixLength(a: string, b: string): number {
   while (i + step <= max && a.slice(i, i + step) === b.slice(i, i + step)) i += step;
   while (i < max && a.charCodeAt(i) === b.charCodeAt(i)) i += 1;
   return i;
+}
+
+/**
+ * The user message that carries the report: the last one with a marker (the prompt layout puts
+ * the final instruction after the report), else the last user message.
+ */
+function reportMessage(messages: readonly FakeChatMessage[]): string {
+  const users = messages.filter((m) => m.role === 'user').reverse();
+  return (users.find((m) => /ANSWER:|FAIL:|STALL:/.test(m.content)) ?? users[0])?.content ?? '';
 }
 
 /** The response spec written in a report by `ANSWER:` / `FAIL:` / `STALL:` lines, or undefined without markers. */
@@ -715,7 +725,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       const spec = await handler(body, ctx);
       if (spec) return spec;
     }
-    const fromReport = settings.answerFromReport ? specFromReport(ctx.lastUserText, defaultContent(body)) : undefined;
+    const fromReport = settings.answerFromReport ? specFromReport(reportMessage(ctx.messages), defaultContent(body)) : undefined;
     return fromReport ?? { content: defaultContent(body) };
   };
 

@@ -13,7 +13,7 @@
  * Without --answer-from-report it answers with the default handler (a JSON object built from
  * response_format's schema, else '{}').
  */
-import { startFakeLlm, type FakeLlmOptions, type ReasoningField } from './fake-llm-server';
+import { startFakeLlm, type FakeLlm, type FakeLlmOptions, type ReasoningField } from './fake-llm-server';
 
 const VALUE_FLAGS = new Set([
   'port',
@@ -84,6 +84,17 @@ function optionsFrom(args: Map<string, string[]>): FakeLlmOptions {
 }
 
 async function main(): Promise<void> {
+  let fake: FakeLlm | undefined;
+  let stopping = false;
+  // Installed first, so a signal during start-up also ends the process with 0.
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    if (!fake) process.exit(0);
+    void fake.close().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   let options: FakeLlmOptions;
   try {
     options = optionsFrom(parseArgs(process.argv.slice(2)));
@@ -92,22 +103,17 @@ async function main(): Promise<void> {
     process.stderr.write(`fake LLM: ${err.message}\n`);
     process.exit(2);
   }
-  let fake;
   try {
     fake = await startFakeLlm(options);
   } catch (err) {
     process.stderr.write(`fake LLM: cannot listen: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   }
+  if (stopping) {
+    await fake.close();
+    process.exit(0);
+  }
   process.stdout.write(`${JSON.stringify({ baseUrl: fake.baseUrl, port: fake.port })}\n`);
-  let stopping = false;
-  const stop = (): void => {
-    if (stopping) return;
-    stopping = true;
-    void fake.close().then(() => process.exit(0));
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
 }
 
 void main();

@@ -1,3 +1,5 @@
+import { spawn, spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { exampleFromSchema, fakeEmbedding, startFakeLlm, type FakeLlm } from '../../support/fake-llm/fake-llm-server';
 
 async function post(fake: FakeLlm, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
@@ -17,6 +19,35 @@ const chat = (content: string, extra: Record<string, unknown> = {}): Record<stri
   ...extra,
 });
 
+const contentOf = async (res: Response): Promise<string> =>
+  ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content ?? '';
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Samples keyed by `name{labels}`; fails on any line that is neither a comment nor a sample. */
+function parseMetrics(text: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('# HELP ') || line.startsWith('# TYPE ')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!match) throw new Error(`not a Prometheus sample: ${line}`);
+    samples.set(`${match[1]}${match[2] ?? ''}`, Number(match[3]));
+  }
+  return samples;
+}
+
+async function scrape(fake: FakeLlm): Promise<Map<string, number>> {
+  return parseMetrics(await (await fetch(`http://127.0.0.1:${fake.port}/metrics`)).text());
+}
+
+const series = (metric: string, model: string, extra = ''): string => `${metric}{engine="0",${extra}model_name="${model}"}`;
+
 describe('fake LLM server', () => {
   let fake: FakeLlm;
   beforeAll(async () => {
@@ -27,7 +58,16 @@ describe('fake LLM server', () => {
   });
   beforeEach(() => {
     fake.reset();
-    fake.configure({ errorStyle: 'vllm', apiKey: null, rejectParams: [], reasoningField: 'reasoning_content' });
+    fake.configure({
+      errorStyle: 'vllm',
+      apiKey: null,
+      rejectParams: [],
+      reasoningField: 'reasoning_content',
+      recordRequests: true,
+      maxRunning: 256,
+      metrics: true,
+      answerFromReport: false,
+    });
   });
 
   it('serves vLLM model cards', async () => {
@@ -259,5 +299,244 @@ describe('fake LLM server', () => {
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ detail: 'Not Found' });
     expect((await fetch(`${fake.baseUrl}/chat/completions`)).status).toBe(405);
+  });
+
+  it('counts chat requests in flight: peak of N parallel delayed requests is N, streams count until their end', async () => {
+    const n = 6;
+    fake.script(() => ({ content: 'x', delayMs: 150 }));
+    const pending = Array.from({ length: n }, () => post(fake, '/chat/completions', chat('x')).then((r) => r.text()));
+    await waitFor(() => fake.stats().inFlight === n);
+    await Promise.all(pending);
+    await waitFor(() => fake.stats().inFlight === 0);
+    expect(fake.stats()).toEqual({ chatRequests: n, inFlight: 0, peakInFlight: n });
+    expect(await (await fetch(`http://127.0.0.1:${fake.port}/_fake/stats`)).json()).toEqual(fake.stats());
+
+    fake.resetStats();
+    expect(fake.stats()).toEqual({ chatRequests: 0, inFlight: 0, peakInFlight: 0 });
+    fake.script(() => ({ content: 'one two three', chunkDelayMs: 40 }));
+    const res = await post(fake, '/chat/completions', chat('x', { stream: true }));
+    if (!res.body) throw new Error('streaming response without a body');
+    const reader = res.body.getReader();
+    await reader.read();
+    expect(fake.stats().inFlight).toBe(1);
+    while (!(await reader.read()).done);
+    await waitFor(() => fake.stats().inFlight === 0);
+    expect(fake.stats()).toEqual({ chatRequests: 1, inFlight: 0, peakInFlight: 1 });
+
+    const reset = await fetch(`http://127.0.0.1:${fake.port}/_fake/reset-stats`, { method: 'POST' });
+    expect(reset.status).toBe(200);
+    expect(await reset.json()).toEqual({ chatRequests: 0, inFlight: 0, peakInFlight: 0 });
+  });
+
+  it('serves vLLM Prometheus metrics whose counters follow the traffic', async () => {
+    const first = await fetch(`http://127.0.0.1:${fake.port}/metrics`);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const text = await first.text();
+    for (const [metric, type] of [
+      ['vllm:num_requests_running', 'gauge'],
+      ['vllm:num_requests_waiting', 'gauge'],
+      ['vllm:gpu_cache_usage_perc', 'gauge'],
+      ['vllm:kv_cache_usage_perc', 'gauge'],
+      ['vllm:prefix_cache_queries_total', 'counter'],
+      ['vllm:prefix_cache_hits_total', 'counter'],
+      ['vllm:prompt_tokens_total', 'counter'],
+      ['vllm:generation_tokens_total', 'counter'],
+      ['vllm:request_success_total', 'counter'],
+    ]) {
+      expect(text).toMatch(new RegExp(`^# HELP ${metric} \\S`, 'm'));
+      expect(text).toContain(`# TYPE ${metric} ${type}\n`);
+    }
+    const before = parseMetrics(text);
+    expect(before.get(series('vllm:num_requests_running', 'm1'))).toBe(0);
+    expect(before.get(series('vllm:kv_cache_usage_perc', 'm2'))).toBe(0);
+    expect(before.get(series('vllm:request_success_total', 'm2', 'finished_reason="abort",'))).toBe(0);
+
+    fake.enqueue(
+      { content: 'a', usage: { promptTokens: 10, completionTokens: 3 } },
+      { content: 'b', usage: { promptTokens: 10, completionTokens: 3 }, finishReason: 'length' },
+      { status: 500 },
+    );
+    for (let i = 0; i < 3; i += 1) await (await post(fake, '/chat/completions', chat('hello'))).text();
+    const after = await scrape(fake);
+    const grew = (key: string): number => (after.get(key) ?? NaN) - (before.get(key) ?? NaN);
+    expect(grew(series('vllm:prompt_tokens_total', 'm1'))).toBe(20);
+    expect(grew(series('vllm:generation_tokens_total', 'm1'))).toBe(6);
+    expect(grew(series('vllm:request_success_total', 'm1', 'finished_reason="stop",'))).toBe(1);
+    expect(grew(series('vllm:request_success_total', 'm1', 'finished_reason="length",'))).toBe(1);
+    // 'sys\nhello' is 9 characters: 3 estimated tokens, queried by all three requests.
+    expect(grew(series('vllm:prefix_cache_queries_total', 'm1'))).toBe(9);
+    expect(grew(series('vllm:prompt_tokens_total', 'm2'))).toBe(0);
+
+    fake.configure({ maxRunning: 2 });
+    fake.script(() => ({ content: 'x', delayMs: 200 }));
+    const pending = Array.from({ length: 3 }, () => post(fake, '/chat/completions', chat('x')).then((r) => r.text()));
+    let busy = new Map<string, number>();
+    await waitFor(async () => {
+      busy = await scrape(fake);
+      return busy.get(series('vllm:num_requests_waiting', 'm1')) === 1;
+    });
+    expect(busy.get(series('vllm:num_requests_running', 'm1'))).toBe(2);
+    expect(busy.get(series('vllm:kv_cache_usage_perc', 'm1'))).toBe(1);
+    expect(busy.get(series('vllm:gpu_cache_usage_perc', 'm1'))).toBe(1);
+    expect(busy.get(series('vllm:num_requests_running', 'm2'))).toBe(0);
+    await Promise.all(pending);
+    await waitFor(async () => (await scrape(fake)).get(series('vllm:num_requests_running', 'm1')) === 0);
+
+    fake.enqueue({ content: 'big', usage: { promptTokens: 12_345_678, completionTokens: 1 } });
+    await (await post(fake, '/chat/completions', chat('x', { model: 'm2' }))).text();
+    expect(await (await fetch(`http://127.0.0.1:${fake.port}/metrics`)).text()).toContain(
+      `${series('vllm:prompt_tokens_total', 'm2')} 1.2345678e+07\n`,
+    );
+
+    fake.configure({ apiKey: 'sekret' });
+    expect((await fetch(`http://127.0.0.1:${fake.port}/metrics`)).status).toBe(200);
+    fake.configure({ apiKey: null, metrics: false });
+    const off = await fetch(`http://127.0.0.1:${fake.port}/metrics`);
+    expect(off.status).toBe(404);
+    expect(await off.json()).toEqual({ detail: 'Not Found' });
+  });
+
+  it('counts prefix cache hits for prompts sharing a long system prompt, none for the first', async () => {
+    const system = 'You extract structured fields from pathology reports. '.repeat(20);
+    const ask = (user: string, model = 'm1'): Promise<string> =>
+      post(fake, '/chat/completions', {
+        model,
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: user },
+        ],
+      }).then((r) => r.text());
+    const hits = async (model = 'm1'): Promise<number> =>
+      (await scrape(fake)).get(series('vllm:prefix_cache_hits_total', model)) ?? NaN;
+    const queries = async (): Promise<number> =>
+      (await scrape(fake)).get(series('vllm:prefix_cache_queries_total', 'm1')) ?? NaN;
+
+    await ask('report one: melanoma');
+    expect(await hits()).toBe(0);
+    expect(await queries()).toBe(Math.ceil(`${system}\nreport one: melanoma`.length / 4));
+    await ask('report two: naevus');
+    const shared = `${system}\nreport `.length;
+    expect(await hits()).toBe(Math.floor(shared / 4));
+    expect(await hits()).toBeGreaterThan(0);
+    // Each model is its own engine with its own cache.
+    await ask('report one: melanoma', 'm2');
+    expect(await hits('m2')).toBe(0);
+    fake.reset();
+    await ask('report one: melanoma');
+    expect(await hits()).toBe(0);
+  });
+
+  it("answers from the ANSWER: marker of the report's user message in answer-from-report mode", async () => {
+    fake.configure({ answerFromReport: true });
+    const report = 'Pathology report\nDiagnosis: melanoma\nANSWER: {"diagnosis":"melanoma"}  \nEnd of report';
+    expect(await contentOf(await post(fake, '/chat/completions', chat(report)))).toBe('{"diagnosis":"melanoma"}');
+    expect(await contentOf(await post(fake, '/chat/completions', chat('x\nANSWER: not json')))).toBe('not json');
+    // The prompt's final instruction follows the report: the last user message with a marker is the report's.
+    const reportThenFinal = {
+      model: 'm1',
+      messages: [
+        { role: 'system', content: 'Reply as ANSWER: system' },
+        { role: 'user', content: 'ANSWER: example input' },
+        { role: 'assistant', content: '{}' },
+        { role: 'user', content: 'the report\nANSWER: from the report' },
+        { role: 'user', content: 'Answer with the JSON only.' },
+      ],
+    };
+    expect(await contentOf(await post(fake, '/chat/completions', reportThenFinal))).toBe('from the report');
+    const systemOnly = { model: 'm1', messages: [{ role: 'system', content: 'ANSWER: system' }, { role: 'user', content: 'no marker here' }] };
+    expect(await contentOf(await post(fake, '/chat/completions', systemOnly))).toBe('{}');
+    fake.enqueue({ content: 'queued' });
+    expect(await contentOf(await post(fake, '/chat/completions', chat(report)))).toBe('queued');
+    fake.configure({ answerFromReport: false });
+    expect(await contentOf(await post(fake, '/chat/completions', chat(report)))).toBe('{}');
+  });
+
+  it('fails and stalls on FAIL: and STALL: markers', async () => {
+    fake.configure({ answerFromReport: true });
+    const failed = await post(fake, '/chat/completions', chat('Report\nFAIL: 503'));
+    expect(failed.status).toBe(503);
+    expect(await failed.json()).toEqual({
+      object: 'error',
+      message: 'ServiceUnavailable',
+      type: 'ServiceUnavailable',
+      param: null,
+      code: 503,
+    });
+    expect((await post(fake, '/chat/completions', chat('FAIL: 500'))).status).toBe(500);
+
+    let started = performance.now();
+    const stalled = await post(fake, '/chat/completions', chat('Report\nSTALL: 150\nANSWER: {"ok":true}'));
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    expect(await contentOf(stalled)).toBe('{"ok":true}');
+    started = performance.now();
+    const stalledFailure = await post(fake, '/chat/completions', chat('STALL: 100\nFAIL: 429'));
+    expect(performance.now() - started).toBeGreaterThanOrEqual(90);
+    expect(stalledFailure.status).toBe(429);
+    const schema = { type: 'object', properties: { stage: { type: 'string', enum: ['I', 'II'] } } };
+    const stalledDefault = await post(
+      fake,
+      '/chat/completions',
+      chat('STALL: 10', { response_format: { type: 'json_schema', json_schema: { name: 'out', schema } } }),
+    );
+    expect(await contentOf(stalledDefault)).toBe('{"stage":"I"}');
+  });
+
+  it('keeps no records with recordRequests false, while indexes and stats still count', async () => {
+    fake.configure({ recordRequests: false });
+    fake.setHandler((_body, ctx) => ({ content: `i${ctx.index}` }));
+    const contents: string[] = [];
+    for (let i = 0; i < 3; i += 1) contents.push(await contentOf(await post(fake, '/chat/completions', chat('x'))));
+    expect(contents).toEqual(['i0', 'i1', 'i2']);
+    expect(fake.requests).toHaveLength(0);
+    expect(fake.chatRequests()).toEqual([]);
+    expect(fake.stats().chatRequests).toBe(3);
+    expect((await scrape(fake)).get(series('vllm:request_success_total', 'm1', 'finished_reason="stop",'))).toBe(3);
+    fake.configure({ recordRequests: true });
+    await post(fake, '/chat/completions', chat('x'));
+    // Three chats and the scrape came before, unrecorded.
+    expect(fake.requests.map((r) => r.index)).toEqual([4]);
+  });
+
+  it('runs standalone: the launcher prints one JSON line, serves /v1/models and stops on SIGTERM', async () => {
+    const root = path.resolve(__dirname, '../../..');
+    const launcher = ['-r', './bench/kemeny/swc-register.js', 'tests/support/fake-llm/main.ts'];
+    const child = spawn(
+      process.execPath,
+      [...launcher, '--port', '0', '--models', 'a,b', '--answer-from-report', '--no-record', '--max-running', '4'],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    try {
+      await waitFor(() => stdout.includes('\n'), 20000);
+      const started = JSON.parse(stdout.split('\n')[0] ?? '') as { baseUrl: string; port: number };
+      expect(Object.keys(started)).toEqual(['baseUrl', 'port']);
+      expect(started.baseUrl).toBe(`http://127.0.0.1:${started.port}/v1`);
+      const models = (await (await fetch(`${started.baseUrl}/models`)).json()) as { data: Array<{ id: string }> };
+      expect(models.data.map((m) => m.id)).toEqual(['a', 'b']);
+      const answer = await fetch(`${started.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'a', messages: [{ role: 'user', content: 'ANSWER: {"diagnosis":"melanoma"}' }] }),
+      });
+      expect(await contentOf(answer)).toBe('{"diagnosis":"melanoma"}');
+      const stats = await (await fetch(`http://127.0.0.1:${started.port}/_fake/stats`)).json();
+      expect(stats).toEqual({ chatRequests: 1, inFlight: 0, peakInFlight: 1 });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(stdout.split('\n')).toHaveLength(2);
+
+    const misuse = spawnSync(process.execPath, [...launcher, '--bogus'], { cwd: root, encoding: 'utf8' });
+    expect(misuse.status).toBe(2);
+    expect(misuse.stdout).toBe('');
+    expect(misuse.stderr).toContain('--bogus');
   });
 });
