@@ -1,0 +1,209 @@
+/**
+ * Run execution benchmark: the real server (this process, no worker in it), one worker process
+ * (`node dist/src/worker.js`) and the fake OpenAI-compatible endpoint (its own process, answering
+ * each report with the answer written in it), on a fresh embedded PostgreSQL.
+ *
+ *   npm run bench:runs            # all three workloads
+ *   npm run build && node dist/bench/runs/run-bench.js [--only a|b|c]
+ *
+ * (a) endpoint latency 100 ms, maxConcurrency 64, 5,000 reports, ZERO_SHOT: throughput against
+ *     the ideal 640 predictions/s, and CPU per prediction of the server, the worker and PostgreSQL.
+ * (b) endpoint latency 0, maxConcurrency 64, 20,000 reports: persisted predictions per second.
+ * (c) endpoint latency 0, 50,000 reports: the worker's resident memory over the run.
+ * Each run is timed from startRun to the run's SUCCEEDED status (polled every 50 ms), and checked:
+ * one prediction per report, counters equal to the rows.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import 'reflect-metadata';
+import { createApp } from '../../src/app';
+import { openDatabase } from '../../src/db/data-source';
+import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
+import { createLogger } from '../../src/logger';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const SECRET = 'bench-secret-key-of-reportql';
+const TICKS_PER_SECOND = 100;
+
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+/** user + system CPU seconds of a process, from /proc. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
+function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : 0;
+}
+
+/** Every postgres process (the embedded server and its backends). */
+function postgresPids(): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+      } catch {
+        return false;
+      }
+    });
+}
+
+function postgresCpu(): number {
+  return postgresPids().reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+}
+
+async function startFake(latencyMs: number): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const child = spawn(
+    process.execPath,
+    ['-r', './bench/kemeny/swc-register.js', 'tests/support/fake-llm/main.ts', '--port', '0', '--latency-ms', String(latencyMs), '--models', 'bench-model', '--answer-from-report', '--no-record', '--max-running', '1024'],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once('line', resolve));
+  return { child, baseUrl: (JSON.parse(line) as { baseUrl: string }).baseUrl };
+}
+
+function startWorker(databaseUrl: string): ChildProcess {
+  return spawn(process.execPath, ['dist/src/worker.js'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: databaseUrl, SECRET_KEY: SECRET, LOG_LEVEL: 'warn', WORKER_CONCURRENCY: '256' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+}
+
+function reportText(i: number): string {
+  const diagnosis = ['melanoma', 'naevus', 'carcinoma'][i % 3];
+  return [
+    `Verslag ${i}. Huidexcidaat van 2,4 x 1,1 cm met centraal een onregelmatig bruin-zwarte laesie.`,
+    'Microscopie: invasief melanoom van het oppervlakkig spreidende type. Geen ulceratie. Mitosen 2/mm².',
+    'De snijvlakken zijn vrij; de kleinste afstand tot het laterale snijvlak bedraagt 4 mm.',
+    `ANSWER: {"diagnosis": "${diagnosis}", "breslow_mm": ${((i % 40) / 10 + 0.1).toFixed(1)}}`,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const only = option('only');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'reportql-run-bench-'));
+  const database = await startEmbeddedPostgres({ dir, database: 'bench' });
+  const dataSource = await openDatabase({ url: database.url });
+  const app = await createApp(dataSource, createLogger('warn'), { secretKey: SECRET });
+  const port = await app.listen(0, '127.0.0.1');
+  const key = `rql_bench_${Date.now()}_admin_key_xxxxxxxx`;
+  await app.services.apiKeys.ensureServerAdmin(key);
+  const gql = async (query: string, variables: Record<string, unknown> = {}): Promise<any> => {
+    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as { data?: any; errors?: unknown[] };
+    if (body.errors) throw new Error(JSON.stringify(body.errors));
+    return body.data;
+  };
+  const worker = startWorker(database.url);
+  const fakes: ChildProcess[] = [];
+  const projectId = (await gql('mutation { createProject(input: { name: "bench" }) { project { id } } }')).createProject.project.id;
+  const useCaseId = (
+    await gql(`mutation($i: CreateUseCaseInput!) { createUseCase(input: $i) { useCase { id } } }`, {
+      i: {
+        projectId,
+        name: 'bench',
+        variables: [
+          { key: 'diagnosis', type: 'CATEGORICAL', options: ['melanoma', 'naevus', 'carcinoma', 'Not specified'] },
+          { key: 'breslow_mm', type: 'NUMERIC' },
+        ],
+      },
+    })
+  ).createUseCase.useCase.id;
+
+  async function workload(label: string, latencyMs: number, reports: number, sampleMemory: boolean): Promise<void> {
+    const fake = await startFake(latencyMs);
+    fakes.push(fake.child);
+    const datasetId = (await gql(`mutation($i: CreateDatasetInput!) { createDataset(input: $i) { dataset { id } } }`, { i: { useCaseId, name: label } })).createDataset.dataset.id;
+    const content = Array.from({ length: reports }, (_, i) => JSON.stringify({ id: `R${String(i).padStart(6, '0')}`, text: reportText(i) })).join('\n');
+    await gql(`mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted } }`, { i: { datasetId, format: 'JSONL', idField: 'id', textField: 'text', content } });
+    const endpoint = (
+      await gql(`mutation($i: RegisterEndpointInput!) { registerEndpoint(input: $i) { models { id } } }`, {
+        i: { projectId, name: `fake ${label}`, baseUrl: fake.baseUrl, kind: 'VLLM', maxConcurrency: 64, timeoutMs: 30_000, gpuCount: 1 },
+      })
+    ).registerEndpoint;
+    const modelId = endpoint.models[0].id;
+
+    const cpu0 = { server: process.cpuUsage(), worker: cpuSeconds(worker.pid!), postgres: postgresCpu() };
+    const t0 = performance.now();
+    const runId = (await gql(`mutation($i: StartRunInput!) { startRun(input: $i) { run { id } } }`, { i: { modelId, datasetId, strategy: 'ZERO_SHOT' } })).startRun.run.id;
+    const memory: { at: number; done: number; rssMb: number }[] = [];
+    let state: any;
+    let lastSample = 0;
+    for (;;) {
+      state = (await gql(`query($id: ID!) { node(id: $id) { ... on Run { status progress { succeeded failed } } } }`, { id: runId })).node;
+      const now = performance.now();
+      if (sampleMemory && now - lastSample > 1000) {
+        lastSample = now;
+        memory.push({ at: (now - t0) / 1000, done: state.progress.succeeded, rssMb: rssMb(worker.pid!) });
+      }
+      if (['SUCCEEDED', 'PARTIAL', 'FAILED', 'CANCELLED'].includes(state.status)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const server = process.cpuUsage(cpu0.server);
+    const cpu = {
+      server: (server.user + server.system) / 1e6,
+      worker: cpuSeconds(worker.pid!) - cpu0.worker,
+      postgres: postgresCpu() - cpu0.postgres,
+    };
+    const [check] = (await dataSource.query(
+      `SELECT r.succeeded_count, r.failed_count, (SELECT count(*)::int FROM predictions p WHERE p.run_id = r.id) AS rows,
+              (SELECT count(DISTINCT report_id)::int FROM predictions p WHERE p.run_id = r.id) AS reports
+       FROM runs r WHERE r.id = $1`,
+      [Buffer.from(runId, 'base64url').toString('utf8').split(':')[1]],
+    )) as { succeeded_count: number; failed_count: number; rows: number; reports: number }[];
+    const perSecond = reports / seconds;
+    const perPrediction = (s: number) => `${((s / reports) * 1000).toFixed(3)} ms`;
+    process.stdout.write(
+      [
+        `\n## ${label}: latency ${latencyMs} ms, maxConcurrency 64, ${reports} reports`,
+        `status ${state.status}; rows ${check!.rows}, distinct reports ${check!.reports}, counters ${check!.succeeded_count} + ${check!.failed_count}`,
+        `wall ${seconds.toFixed(2)} s → ${perSecond.toFixed(0)} predictions/s` + (latencyMs > 0 ? ` (${((perSecond / ((64 * 1000) / latencyMs)) * 100).toFixed(1)} % of the ideal ${(64 * 1000) / latencyMs}/s)` : ''),
+        `CPU per prediction: server ${perPrediction(cpu.server)}, worker ${perPrediction(cpu.worker)}, PostgreSQL ${perPrediction(cpu.postgres)}`,
+        ...(sampleMemory
+          ? [`worker RSS (MB) by time: ${memory.map((m) => `${m.at.toFixed(0)}s/${m.done}: ${m.rssMb.toFixed(0)}`).join(', ')}`]
+          : []),
+        '',
+      ].join('\n'),
+    );
+    fake.child.kill('SIGTERM');
+  }
+
+  try {
+    if (!only || only === 'a') await workload('a', 100, 5_000, false);
+    if (!only || only === 'b') await workload('b', 0, 20_000, false);
+    if (!only || only === 'c') await workload('c', 0, 50_000, true);
+  } finally {
+    worker.kill('SIGTERM');
+    for (const f of fakes) f.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    await app.close();
+    await dataSource.destroy();
+    await database.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
