@@ -4,7 +4,7 @@
  * each report with the answer written in it), on a fresh embedded PostgreSQL.
  *
  *   npm run bench:runs            # all three workloads
- *   npm run build && node dist/bench/runs/run-bench.js [--only a|b|c]
+ *   npm run build && node dist/bench/runs/run-bench.js [--only a|b|c] [--profile <dir>]
  *
  * (a) endpoint latency 100 ms, maxConcurrency 64, 5,000 reports, ZERO_SHOT: throughput against
  *     the ideal 640 predictions/s, and CPU per prediction of the server, the worker and PostgreSQL.
@@ -77,7 +77,9 @@ async function startFake(latencyMs: number): Promise<{ child: ChildProcess; base
 }
 
 function startWorker(databaseUrl: string): ChildProcess {
-  return spawn(process.execPath, ['dist/src/worker.js'], {
+  // --profile <dir>: a V8 CPU profile of the worker, written when it exits.
+  const profile = option('profile');
+  return spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), 'dist/src/worker.js'], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, SECRET_KEY: SECRET, LOG_LEVEL: 'warn', WORKER_CONCURRENCY: '256' },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -142,7 +144,7 @@ async function main(): Promise<void> {
     ).registerEndpoint;
     const modelId = endpoint.models[0].id;
 
-    const cpu0 = { server: process.cpuUsage(), worker: cpuSeconds(worker.pid!), postgres: postgresCpu() };
+    const cpu0 = { server: process.cpuUsage(), worker: cpuSeconds(worker.pid!), postgres: postgresCpu(), endpoint: cpuSeconds(fake.child.pid!) };
     const t0 = performance.now();
     const runId = (await gql(`mutation($i: StartRunInput!) { startRun(input: $i) { run { id } } }`, { i: { modelId, datasetId, strategy: 'ZERO_SHOT' } })).startRun.run.id;
     const memory: { at: number; done: number; rssMb: number }[] = [];
@@ -164,6 +166,7 @@ async function main(): Promise<void> {
       server: (server.user + server.system) / 1e6,
       worker: cpuSeconds(worker.pid!) - cpu0.worker,
       postgres: postgresCpu() - cpu0.postgres,
+      endpoint: cpuSeconds(fake.child.pid!) - cpu0.endpoint,
     };
     const [check] = (await dataSource.query(
       `SELECT r.succeeded_count, r.failed_count, (SELECT count(*)::int FROM predictions p WHERE p.run_id = r.id) AS rows,
@@ -178,7 +181,7 @@ async function main(): Promise<void> {
         `\n## ${label}: latency ${latencyMs} ms, maxConcurrency 64, ${reports} reports`,
         `status ${state.status}; rows ${check!.rows}, distinct reports ${check!.reports}, counters ${check!.succeeded_count} + ${check!.failed_count}`,
         `wall ${seconds.toFixed(2)} s → ${perSecond.toFixed(0)} predictions/s` + (latencyMs > 0 ? ` (${((perSecond / ((64 * 1000) / latencyMs)) * 100).toFixed(1)} % of the ideal ${(64 * 1000) / latencyMs}/s)` : ''),
-        `CPU per prediction: server ${perPrediction(cpu.server)}, worker ${perPrediction(cpu.worker)}, PostgreSQL ${perPrediction(cpu.postgres)}`,
+        `CPU per prediction: server ${perPrediction(cpu.server)}, worker ${perPrediction(cpu.worker)}, PostgreSQL ${perPrediction(cpu.postgres)}, fake endpoint ${perPrediction(cpu.endpoint)}`,
         ...(sampleMemory
           ? [`worker RSS (MB) by time: ${memory.map((m) => `${m.at.toFixed(0)}s/${m.done}: ${m.rssMb.toFixed(0)}`).join(', ')}`]
           : []),

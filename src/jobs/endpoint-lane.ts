@@ -48,6 +48,8 @@ export class EndpointLane {
   /** The endpoint's own limit, the cap of one report's weight. */
   maxConcurrency: number;
   inUse = 0;
+  /** Seats of reports this worker holds for the endpoint and has not asked seats for yet. */
+  backlog = 0;
   private readonly queues = new Map<string, Waiter[]>();
   private readonly rotation: string[] = [];
   private state: BreakerState = 'CLOSED';
@@ -72,11 +74,11 @@ export class EndpointLane {
     return this.state;
   }
 
-  /** Seats wanted: those in use and those waited for. */
+  /** Seats wanted: those in use, those waited for and those of the reports in hand. */
   demand(): number {
     let waiting = 0;
     for (const queue of this.queues.values()) for (const w of queue) waiting += w.weight;
-    return this.inUse + waiting;
+    return this.inUse + waiting + this.backlog;
   }
 
   waiting(): number {

@@ -14,6 +14,7 @@
  *   what still fails is written as a FAILED prediction with a code, for resumeRun to retry.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { callsPerReport, strategyContext, type RunSnapshot } from '../extraction/run-snapshot';
@@ -127,7 +128,9 @@ export class RunExecutor {
   private readonly runtimes = new Map<string, RunRuntime>();
   private readonly items = new Set<Promise<void>>();
   private readonly shutdown = new AbortController();
-  private wake = new AbortController();
+  /** Set while the fetch loop sleeps; a wake-up that finds none is kept for the next sleep. */
+  private wake: (() => void) | null = null;
+  private wakePending = false;
   private loops: Promise<void>[] = [];
   private unsubscribe: (() => void)[] = [];
   private undispatched = 0;
@@ -149,6 +152,8 @@ export class RunExecutor {
   }
 
   async start(): Promise<void> {
+    // Every report in flight listens to these two signals (and removes its listener when done).
+    setMaxListeners(0, this.shutdown.signal);
     await this.queue.start();
     this.unsubscribe = [
       this.listener.onRunCancelled((runId) => this.runtimes.get(runId)?.cancel.abort(new ExecutorAbort('CANCELLED'))),
@@ -171,7 +176,27 @@ export class RunExecutor {
   }
 
   private wakeUp(): void {
-    this.wake.abort();
+    if (this.wake) this.wake();
+    else this.wakePending = true;
+  }
+
+  /** Sleeps until `ms` pass, a wake-up comes or the worker stops. */
+  private nap(ms: number): Promise<void> {
+    if (this.wakePending || this.shutdown.signal.aborted) {
+      this.wakePending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.shutdown.signal.removeEventListener('abort', done);
+        this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.shutdown.signal.addEventListener('abort', done, { once: true });
+      this.wake = done;
+    });
   }
 
   private async fetchLoop(): Promise<void> {
@@ -206,11 +231,7 @@ export class RunExecutor {
         }
       }
       if (fetched === 0 || room - fetched <= 0 || !hungry) {
-        if (this.wake.signal.aborted) this.wake = new AbortController();
-        const either = linked([stop, this.wake.signal]);
-        await sleep(this.options.pollMs, either.signal);
-        either.dispose();
-        if (this.wake.signal.aborted) this.wake = new AbortController();
+        await this.nap(this.options.pollMs);
       }
     }
   }
@@ -318,6 +339,7 @@ export class RunExecutor {
       cancel: new AbortController(),
       items: 0,
     };
+    setMaxListeners(0, runtime.cancel.signal);
     this.runtimes.set(runId, runtime);
     return runtime;
   }
@@ -337,6 +359,8 @@ export class RunExecutor {
     const uncount = (n: number) => {
       this.undispatched -= n;
       counted -= n;
+      // Fewer reports in hand: the fetch loop may want the next item now, not at its next poll.
+      if (n > 0) this.wakeUp();
     };
     try {
       const runtime = await this.runtime(item.runId);
@@ -387,6 +411,9 @@ export class RunExecutor {
     let next = 0;
     uncount(item.reportIds.length - reports.length);
     const stop = linked([runtime.cancel.signal, this.shutdown.signal], stopAt - Date.now(), () => new ExecutorAbort('LEASE'));
+    // The reports in hand count as demand for the endpoint's slots before they ask for seats.
+    let backlog = reports.length * weight;
+    lane.backlog += backlog;
     try {
       while (next < reports.length) {
         let release: () => void;
@@ -401,6 +428,8 @@ export class RunExecutor {
         }
         const report = reports[next++]!;
         uncount(1);
+        lane.backlog -= weight;
+        backlog -= weight;
         const done = this.predict(runtime, report, release).catch((error: unknown) => {
           this.logger.error({ err: error, runId }, 'writing a prediction failed');
           throw error;
@@ -413,6 +442,7 @@ export class RunExecutor {
       }
     } finally {
       stop.dispose();
+      lane.backlog -= backlog;
     }
     const results = await Promise.allSettled([...inFlight]);
     if (results.some((r) => r.status === 'rejected')) throw new Error('a prediction could not be written');
