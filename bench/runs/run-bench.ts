@@ -161,6 +161,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 50));
     }
     const seconds = (performance.now() - t0) / 1000;
+    const usage = (await gql(`query($id: ID!) { node(id: $id) { ... on Run { startedAt usage { latencyP50Ms latencyP95Ms } } } }`, { id: runId })).node;
     const server = process.cpuUsage(cpu0.server);
     const cpu = {
       server: (server.user + server.system) / 1e6,
@@ -181,6 +182,7 @@ async function main(): Promise<void> {
         `\n## ${label}: latency ${latencyMs} ms, maxConcurrency 64, ${reports} reports`,
         `status ${state.status}; rows ${check!.rows}, distinct reports ${check!.reports}, counters ${check!.succeeded_count} + ${check!.failed_count}`,
         `wall ${seconds.toFixed(2)} s → ${perSecond.toFixed(0)} predictions/s` + (latencyMs > 0 ? ` (${((perSecond / ((64 * 1000) / latencyMs)) * 100).toFixed(1)} % of the ideal ${(64 * 1000) / latencyMs}/s)` : ''),
+        `latency per report as the worker saw it: p50 ${usage.usage.latencyP50Ms.toFixed(1)} ms, p95 ${usage.usage.latencyP95Ms.toFixed(1)} ms; first report started ${(new Date(usage.startedAt).getTime() - (Date.now() - (performance.now() - t0))).toFixed(0)} ms after startRun`,
         `CPU per prediction: server ${perPrediction(cpu.server)}, worker ${perPrediction(cpu.worker)}, PostgreSQL ${perPrediction(cpu.postgres)}, fake endpoint ${perPrediction(cpu.endpoint)}`,
         ...(sampleMemory
           ? [`worker RSS (MB) by time: ${memory.map((m) => `${m.at.toFixed(0)}s/${m.done}: ${m.rssMb.toFixed(0)}`).join(', ')}`]

@@ -20,6 +20,13 @@ export type BusEvent =
 
 type Listener = (event: BusEvent) => void;
 
+/** NOTIFY payloads are limited to 8000 bytes: ids go out in groups. */
+function predictionEvents(runId: string, ids: readonly string[]): BusEvent[] {
+  const events: BusEvent[] = [];
+  for (let i = 0; i < ids.length; i += IDS_PER_NOTIFICATION) events.push({ kind: 'predictions', runId, ids: ids.slice(i, i + IDS_PER_NOTIFICATION) });
+  return events;
+}
+
 function parse(payload: string | undefined): BusEvent | null {
   if (!payload) return null;
   try {
@@ -77,14 +84,28 @@ export class PgEventBus implements RunEventPublisher, RunEventListener {
     await this.pool.query('SELECT pg_notify($1, $2)', [EVENT_CHANNEL, JSON.stringify(event)]);
   }
 
-  async runsChanged(changes: readonly RunChange[]): Promise<void> {
-    for (const change of changes) await this.publish({ kind: 'run', runId: change.runId, experimentId: change.experimentId });
+  /** Several events in one statement (one round trip), in order. */
+  async publishAll(events: readonly BusEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.pool.query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS e(payload, n) ORDER BY n', [
+      EVENT_CHANNEL,
+      events.map((e) => JSON.stringify(e)),
+    ]);
   }
 
-  async predictionsAdded(runId: string, predictionIds: readonly string[]): Promise<void> {
-    for (let i = 0; i < predictionIds.length; i += IDS_PER_NOTIFICATION) {
-      await this.publish({ kind: 'predictions', runId, ids: predictionIds.slice(i, i + IDS_PER_NOTIFICATION) });
-    }
+  runsChanged(changes: readonly RunChange[]): Promise<void> {
+    return this.publishAll(changes.map((c) => ({ kind: 'run', runId: c.runId, experimentId: c.experimentId })));
+  }
+
+  predictionsAdded(runId: string, predictionIds: readonly string[]): Promise<void> {
+    return this.publishAll(predictionEvents(runId, predictionIds));
+  }
+
+  committed(predictions: readonly { runId: string; ids: readonly string[] }[], changes: readonly RunChange[]): Promise<void> {
+    return this.publishAll([
+      ...predictions.flatMap((p) => predictionEvents(p.runId, p.ids)),
+      ...changes.map((c): BusEvent => ({ kind: 'run', runId: c.runId, experimentId: c.experimentId })),
+    ]);
   }
 
   runCancelled(runId: string): Promise<void> {

@@ -15,6 +15,8 @@ export interface RunEventPublisher {
   runsChanged(changes: readonly RunChange[]): Promise<void>;
   /** Predictions of a run were committed. */
   predictionsAdded(runId: string, predictionIds: readonly string[]): Promise<void>;
+  /** What one commit of the prediction writer changed: its predictions and its runs, in one message round. */
+  committed(predictions: readonly { runId: string; ids: readonly string[] }[], changes: readonly RunChange[]): Promise<void>;
   /** A run was cancelled: workers abort its calls in flight. */
   runCancelled(runId: string): Promise<void>;
   /** New work items are in the queue: idle workers fetch now instead of at their next poll. */
@@ -40,6 +42,7 @@ export function safePublisher(publisher: RunEventPublisher, onError: (error: unk
   return {
     runsChanged: guard((changes) => publisher.runsChanged(changes)),
     predictionsAdded: guard((runId, ids) => publisher.predictionsAdded(runId, ids)),
+    committed: guard((predictions, changes) => publisher.committed(predictions, changes)),
     runCancelled: guard((runId) => publisher.runCancelled(runId)),
     jobsAvailable: guard(() => publisher.jobsAvailable()),
   };

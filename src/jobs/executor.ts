@@ -106,6 +106,35 @@ function linked(sources: AbortSignal[], ms?: number, onTimeout?: () => unknown):
   };
 }
 
+/** A sleep that can be cut short; a wake-up that finds nobody asleep ends the next sleep at once. */
+class Nap {
+  private waker: (() => void) | null = null;
+  private pending = false;
+
+  wake(): void {
+    if (this.waker) this.waker();
+    else this.pending = true;
+  }
+
+  sleep(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.pending || signal.aborted) {
+      this.pending = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.waker = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+      this.waker = done;
+    });
+  }
+}
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
@@ -128,9 +157,8 @@ export class RunExecutor {
   private readonly runtimes = new Map<string, RunRuntime>();
   private readonly items = new Set<Promise<void>>();
   private readonly shutdown = new AbortController();
-  /** Set while the fetch loop sleeps; a wake-up that finds none is kept for the next sleep. */
-  private wake: (() => void) | null = null;
-  private wakePending = false;
+  private readonly fetchNap = new Nap();
+  private readonly tickNap = new Nap();
   private loops: Promise<void>[] = [];
   private unsubscribe: (() => void)[] = [];
   private undispatched = 0;
@@ -176,27 +204,7 @@ export class RunExecutor {
   }
 
   private wakeUp(): void {
-    if (this.wake) this.wake();
-    else this.wakePending = true;
-  }
-
-  /** Sleeps until `ms` pass, a wake-up comes or the worker stops. */
-  private nap(ms: number): Promise<void> {
-    if (this.wakePending || this.shutdown.signal.aborted) {
-      this.wakePending = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.shutdown.signal.removeEventListener('abort', done);
-        this.wake = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.shutdown.signal.addEventListener('abort', done, { once: true });
-      this.wake = done;
-    });
+    this.fetchNap.wake();
   }
 
   private async fetchLoop(): Promise<void> {
@@ -205,9 +213,14 @@ export class RunExecutor {
       const room = this.options.maxItems - this.items.size;
       // Enough reports in hand to keep this worker's slots busy, and no more: what one worker
       // holds undispatched, the others cannot work on.
+      // At least what the endpoints in use allow at once, so a run starts at full speed.
       let held = 0;
-      for (const lane of this.lanes.values()) held += lane.capacity;
-      const hungry = this.undispatched < Math.min(2 * this.budget.limit, Math.max(CHUNK_SIZE, 2 * held));
+      let allowed = 0;
+      for (const lane of this.lanes.values()) {
+        held += lane.capacity;
+        if (lane.demand() > 0) allowed += lane.maxConcurrency;
+      }
+      const hungry = this.undispatched < Math.min(2 * this.budget.limit, Math.max(CHUNK_SIZE, 2 * held, allowed));
       let fetched = 0;
       if (room > 0 && hungry) {
         try {
@@ -231,7 +244,7 @@ export class RunExecutor {
         }
       }
       if (fetched === 0 || room - fetched <= 0 || !hungry) {
-        await this.nap(this.options.pollMs);
+        await this.fetchNap.sleep(this.options.pollMs, stop);
       }
     }
   }
@@ -242,7 +255,7 @@ export class RunExecutor {
       await this.slots.tick([...this.lanes.values()]).catch(() => undefined);
       // Lanes without work and without slots are forgotten.
       for (const [id, lane] of this.lanes) if (lane.demand() === 0 && lane.capacity === 0 && ![...this.runtimes.values()].some((r) => r.lane === lane)) this.lanes.delete(id);
-      await sleep(this.options.tickMs, stop);
+      await this.tickNap.sleep(this.options.tickMs, stop);
     }
   }
 
@@ -414,6 +427,8 @@ export class RunExecutor {
     // The reports in hand count as demand for the endpoint's slots before they ask for seats.
     let backlog = reports.length * weight;
     lane.backlog += backlog;
+    // More demand than slots: rebalance now rather than at the next tick.
+    if (lane.demand() > lane.capacity) this.tickNap.wake();
     try {
       while (next < reports.length) {
         let release: () => void;

@@ -35,7 +35,20 @@ export interface PredictionRow {
   inputTruncated: boolean;
 }
 
+interface InsertedRow {
+  id: string;
+  run_id: string;
+  report_id: string;
+  experiment_id: string | null;
+}
+
 const MAX_BATCH = 500;
+/**
+ * How long a commit waits for more predictions to join it. Reports take tens of milliseconds to
+ * seconds at the endpoint, so a few milliseconds more before they are stored cost nothing, and
+ * under load they turn one transaction per prediction into one per batch.
+ */
+const GATHER_MS = 5;
 
 interface Pending {
   row: PredictionRow;
@@ -121,6 +134,7 @@ export class PredictionWriter {
 
   private async drain(): Promise<void> {
     try {
+      if (this.queue.length < MAX_BATCH) await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
@@ -139,37 +153,42 @@ export class PredictionWriter {
   }
 
   private async commit(rows: PredictionRow[]): Promise<{ id: string; run_id: string; report_id: string; experiment_id: string | null }[]> {
+    const params = [
+      rows.map((r) => r.projectId),
+      rows.map((r) => r.runId),
+      rows.map((r) => r.reportId),
+      rows.map((r) => r.status),
+      rows.map((r) => json(r.values)),
+      rows.map((r) => json(r.cells)),
+      rows.map((r) => json(r.parsed)),
+      rows.map((r) => text(r.raw)),
+      rows.map((r) => text(r.reasoning)),
+      rows.map((r) => json(r.samples)),
+      rows.map((r) => text(r.finishReason)),
+      rows.map((r) => r.latencyMs),
+      rows.map((r) => r.promptTokens),
+      rows.map((r) => r.completionTokens),
+      rows.map((r) => r.attempts),
+      rows.map((r) => text(r.error)),
+      rows.map((r) => r.errorCode),
+      rows.map((r) => r.inputTruncated),
+    ];
+    const runIds = [...new Set(rows.map((r) => r.runId))].sort();
     for (let attempt = 1; ; attempt++) {
       const client: PoolClient = await this.pool.connect();
       try {
+        if (runIds.length === 1) {
+          // One statement is one transaction: the rows and their run's counters commit together.
+          return (await client.query<InsertedRow>(INSERT, params)).rows;
+        }
         await client.query('BEGIN');
         // Runs are locked in id order, so concurrent writers never deadlock on them.
-        const runIds = [...new Set(rows.map((r) => r.runId))].sort();
         await client.query('SELECT id FROM runs WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE', [runIds]);
-        const result = await client.query<{ id: string; run_id: string; report_id: string; experiment_id: string | null }>(INSERT, [
-          rows.map((r) => r.projectId),
-          rows.map((r) => r.runId),
-          rows.map((r) => r.reportId),
-          rows.map((r) => r.status),
-          rows.map((r) => json(r.values)),
-          rows.map((r) => json(r.cells)),
-          rows.map((r) => json(r.parsed)),
-          rows.map((r) => text(r.raw)),
-          rows.map((r) => text(r.reasoning)),
-          rows.map((r) => json(r.samples)),
-          rows.map((r) => text(r.finishReason)),
-          rows.map((r) => r.latencyMs),
-          rows.map((r) => r.promptTokens),
-          rows.map((r) => r.completionTokens),
-          rows.map((r) => r.attempts),
-          rows.map((r) => text(r.error)),
-          rows.map((r) => r.errorCode),
-          rows.map((r) => r.inputTruncated),
-        ]);
+        const result = await client.query<InsertedRow>(INSERT, params);
         await client.query('COMMIT');
         return result.rows;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        if (runIds.length > 1) await client.query('ROLLBACK').catch(() => undefined);
         const code = (error as { code?: string }).code;
         // Serialisation failures and deadlocks are worth another try; the batch is idempotent.
         if ((code === '40001' || code === '40P01') && attempt < 5) continue;
@@ -189,7 +208,9 @@ export class PredictionWriter {
       byRun.set(r.run_id, entry);
     }
     const changes: RunChange[] = [...byRun].map(([runId, e]) => ({ runId, experimentId: e.experimentId }));
-    for (const [runId, e] of byRun) await this.events.predictionsAdded(runId, e.ids);
-    await this.events.runsChanged(changes);
+    await this.events.committed(
+      [...byRun].map(([runId, e]) => ({ runId, ids: e.ids })),
+      changes,
+    );
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The openai SDK configured for self-hosted OpenAI-compatible servers: no SDK retries (ours are in
  * retry.ts), a dummy key when none is set (the SDK throws without one, even for local servers),
- * and error bodies normalised so the SDK keeps the server's message.
+ * error bodies normalised so the SDK keeps the server's message, and node:http under it
+ * (http-fetch.ts).
  */
 import OpenAI, {
   APIConnectionError,
@@ -9,6 +10,7 @@ import OpenAI, {
   APIError,
   APIUserAbortError,
 } from 'openai';
+import { httpFetch } from './http-fetch';
 import { LlmError } from './llm-error';
 import { CallerAbort, parseRetryAfter } from './retry';
 
@@ -27,7 +29,7 @@ export function normaliseBaseUrl(baseUrl: string): string {
 const normalisingFetch: typeof fetch = async (input, init) => {
   let response: Response;
   try {
-    response = await fetch(input, init);
+    response = await httpFetch(input, init);
   } catch (err) {
     throw sameRealmError(err);
   }
