@@ -2,8 +2,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Run execution: a failure's code on the prediction, the index behind "recent throughput",
- * and the heartbeat table of the worker processes sharing the database (the per-endpoint
- * concurrency limit is split among the live workers that have work for the endpoint).
+ * the heartbeat table of the worker processes sharing the database (the per-endpoint
+ * concurrency limit is split among the live workers that have work for the endpoint), and the
+ * endpoint's Prometheus samples taken while a run executes.
  */
 export class RunExecution1764510000000 implements MigrationInterface {
   name = 'RunExecution1764510000000';
@@ -20,9 +21,22 @@ export class RunExecution1764510000000 implements MigrationInterface {
       started_at timestamptz NOT NULL DEFAULT now(),
       heartbeat_at timestamptz NOT NULL DEFAULT now(),
       demand jsonb NOT NULL DEFAULT '{}')`);
+    await q.query(`CREATE TABLE run_endpoint_samples (
+      id bigserial PRIMARY KEY,
+      run_id uuid NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+      endpoint_id uuid NOT NULL,
+      sampled_at timestamptz NOT NULL DEFAULT now(),
+      running double precision,
+      waiting double precision,
+      kv_cache_usage double precision,
+      prefix_queries double precision,
+      prefix_hits double precision,
+      generation_tokens double precision)`);
+    await q.query('CREATE INDEX run_endpoint_samples_run ON run_endpoint_samples (run_id, sampled_at)');
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query('DROP TABLE run_endpoint_samples');
     await q.query('DROP TABLE job_workers');
     await q.query('ALTER TABLE runs DROP COLUMN warnings');
     await q.query('DROP INDEX predictions_run_created');

@@ -30,6 +30,7 @@ import type { RunEventListener, RunEventPublisher } from './events';
 import { describeFailure, ExecutorAbort, redact } from './failure';
 import { PredictionWriter, type PredictionRow } from './prediction-writer';
 import { CHUNK_SIZE, poolOf, type JobQueue, type RunItem } from './queue';
+import { readMetrics, SAMPLE_INTERVAL_MS, storeSample } from './telemetry';
 
 export interface ExecutorOptions {
   /** Calls this worker may have in flight over all endpoints. */
@@ -40,6 +41,8 @@ export interface ExecutorOptions {
   pollMs: number;
   /** Slot rebalancing period, milliseconds. */
   tickMs: number;
+  /** How often the endpoints' /metrics are sampled while their runs execute, milliseconds. */
+  telemetryMs: number;
   breaker: BreakerOptions;
   retry?: RetryPolicy;
 }
@@ -49,6 +52,7 @@ export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = {
   maxItems: 32,
   pollMs: 1000,
   tickMs: 250,
+  telemetryMs: SAMPLE_INTERVAL_MS,
   breaker: DEFAULT_BREAKER,
 };
 
@@ -69,6 +73,7 @@ interface RunRuntime {
   snapshot: RunSnapshot;
   chat: ChatFn;
   apiKey: string | null;
+  baseUrl: string;
   lane: EndpointLane;
   cancel: AbortController;
   items: number;
@@ -249,9 +254,31 @@ export class RunExecutor {
     }
   }
 
+  /** Every telemetryMs: each endpoint this worker is calling, its /metrics, for its runs. */
+  private async sampleEndpoints(): Promise<void> {
+    const byEndpoint = new Map<string, { baseUrl: string; apiKey: string | null; runIds: string[] }>();
+    for (const runtime of this.runtimes.values()) {
+      if (runtime.lane.inUse === 0) continue;
+      const entry = byEndpoint.get(runtime.lane.endpointId) ?? { baseUrl: runtime.baseUrl, apiKey: runtime.apiKey, runIds: [] };
+      entry.runIds.push(runtime.runId);
+      byEndpoint.set(runtime.lane.endpointId, entry);
+    }
+    await Promise.all(
+      [...byEndpoint].map(async ([endpointId, e]) => {
+        const sample = await readMetrics(e.baseUrl, e.apiKey);
+        if (sample) await storeSample(this.pool, endpointId, e.runIds, sample);
+      }),
+    );
+  }
+
   private async tickLoop(): Promise<void> {
     const stop = this.shutdown.signal;
+    let sampled = 0;
     while (!stop.aborted) {
+      if (Date.now() - sampled >= this.options.telemetryMs) {
+        sampled = Date.now();
+        void this.sampleEndpoints().catch((error: unknown) => this.logger.debug({ err: error }, 'endpoint telemetry failed'));
+      }
       await this.slots.tick([...this.lanes.values()]).catch(() => undefined);
       // Lanes without work and without slots are forgotten.
       for (const [id, lane] of this.lanes) if (lane.demand() === 0 && lane.capacity === 0 && ![...this.runtimes.values()].some((r) => r.lane === lane)) this.lanes.delete(id);
@@ -348,6 +375,7 @@ export class RunExecutor {
         ...(this.options.retry ? { retry: this.options.retry } : {}),
       }),
       apiKey,
+      baseUrl: endpoint.base_url,
       lane: this.lane(endpoint),
       cancel: new AbortController(),
       items: 0,

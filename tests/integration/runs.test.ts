@@ -79,6 +79,13 @@ describe('executed runs', () => {
     expect(state.usage.latencyP50Ms).toBeGreaterThanOrEqual(20);
     expect(state.usage.latencyP95Ms).toBeGreaterThanOrEqual(state.usage.latencyP50Ms);
     expect(state.usage.tokensPerSecondPerGpu).toBeCloseTo(state.usage.tokensPerSecond / 2, 9);
+    // The fake's /metrics was sampled while the run had calls in flight: requests running, and a
+    // prefix cache that hits, since everything before the report is the same for every report.
+    expect(state.telemetry.samples).toBeGreaterThan(0);
+    expect(state.telemetry.meanRunning).toBeGreaterThan(0);
+    expect(state.telemetry.meanKvCacheUsage).toBeGreaterThan(0);
+    if (state.telemetry.samples > 1) expect(state.telemetry.prefixCacheHitRate).toBeGreaterThan(0.5);
+    expect(state.telemetry.tokensPerSecondAtFullCache).toBeCloseTo(state.usage.tokensPerSecond / state.telemetry.meanKvCacheUsage, 6);
     // The snapshot: the model's name, the merged sampling, the scope.
     expect(state.config).toMatchObject({ strategy: 'ZERO_SHOT', seed: 3, model: { servedName: 'fake-model' }, scope: { maxOrdinal: REPORTS - 1 } });
     // The seed reached the wire.

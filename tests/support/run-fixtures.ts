@@ -73,6 +73,7 @@ export const FAST_EXECUTOR: ExecutorOptions = {
   ...DEFAULT_EXECUTOR_OPTIONS,
   pollMs: 100,
   tickMs: 50,
+  telemetryMs: 50,
   retry: { maxRetries: 2, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 2000 },
   breaker: { failureThreshold: 1000, cooldownMs: 200, maxCooldownMs: 1000 },
 };
@@ -91,6 +92,7 @@ export const RUN_STATE = /* GraphQL */ `
     id status warnings config
     progress { total succeeded failed pending etaMs }
     usage { promptTokens completionTokens meanLatencyMs latencyP50Ms latencyP95Ms secondsPerReport tokensPerSecond tokensPerSecondPerGpu }
+    telemetry { samples meanKvCacheUsage meanRunning meanWaiting prefixCacheHitRate endpointGenerationTokensPerSecond tokensPerSecondAtFullCache }
   } } }`;
 
 export async function runState(t: TestApp, runId: string): Promise<Record<string, any>> {

@@ -118,3 +118,20 @@ export class ExperimentProgressEvent {
   @Field(() => Experiment) experiment!: Experiment;
   @Field(() => ExperimentProgress) progress!: ExperimentProgress;
 }
+
+@ObjectType({ description: "The endpoint's Prometheus metrics sampled while the run executed (vLLM, SGLang); null fields: the endpoint has no such metric." })
+export class RunTelemetry {
+  @Field(() => Int, { description: 'Samples taken (every 2 s while the run had calls in flight).' }) samples!: number;
+  @Field(() => Float, { nullable: true, description: 'Mean KV-cache use, 0 to 1.' }) meanKvCacheUsage!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Mean requests running at the endpoint (all its clients).' }) meanRunning!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Mean requests waiting at the endpoint: its queue depth.' }) meanWaiting!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Prefix-cache hits per queried token over the run (both counters as differences between the first and last sample).' })
+  prefixCacheHitRate!: number | null;
+  @Field(() => Float, { nullable: true, description: 'Tokens the endpoint generated per second over the run, for all its clients.' })
+  endpointGenerationTokensPerSecond!: number | null;
+  @Field(() => Float, {
+    nullable: true,
+    description: "The run's completion tokens per second divided by the mean KV-cache use: its throughput corrected for cache utilisation.",
+  })
+  tokensPerSecondAtFullCache!: number | null;
+}

@@ -13,7 +13,8 @@ import { UseCase } from '../use-case/use-case.entity';
 import { PredictedField, Prediction } from './prediction.entity';
 import { ImportPredictionsInput, ImportPredictionsPayload, PredictionFilter } from './run.input';
 import { Run, RunProgress, RunStatus, RunUsage } from './run.entity';
-import { latencyPercentilesByRun, recentPredictionsByRun } from './run-loaders';
+import { RunTelemetry } from './run-execution.input';
+import { latencyPercentilesByRun, recentPredictionsByRun, telemetryByRun } from './run-loaders';
 import { elapsedMs, progressOf } from './run-progress';
 import { PredictionConnection } from './run.types';
 
@@ -77,6 +78,22 @@ export class RunResolver {
       secondsPerReport: seconds !== null && done > 0 ? seconds / done : null,
       tokensPerSecond,
       tokensPerSecondPerGpu: tokensPerSecond !== null && gpus ? tokensPerSecond / gpus : null,
+    };
+  }
+
+  @FieldResolver(() => RunTelemetry, { description: "The endpoint's metrics while the run executed (KV cache, queue, prefix cache)." })
+  async telemetry(@Root() run: Run, @Ctx() ctx: GraphQLContext): Promise<RunTelemetry> {
+    const row = await ctx.loaders.get(telemetryByRun).load(run.id);
+    const elapsed = run.source === 'EXECUTED' ? elapsedMs(run) : null;
+    const tokensPerSecond = elapsed !== null && elapsed > 0 ? run.completionTokens / (elapsed / 1000) : null;
+    return {
+      samples: row?.samples ?? 0,
+      meanKvCacheUsage: row?.kv ?? null,
+      meanRunning: row?.running ?? null,
+      meanWaiting: row?.waiting ?? null,
+      prefixCacheHitRate: row?.hitRate ?? null,
+      endpointGenerationTokensPerSecond: row?.generationTps ?? null,
+      tokensPerSecondAtFullCache: tokensPerSecond !== null && row?.kv ? tokensPerSecond / row.kv : null,
     };
   }
 

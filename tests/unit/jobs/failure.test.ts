@@ -1,0 +1,30 @@
+import { ExtractionError } from '../../../src/extraction/errors';
+import { describeFailure, ExecutorAbort, redact } from '../../../src/jobs/failure';
+import { LlmError } from '../../../src/llm/llm-error';
+
+describe('failures as data', () => {
+  it('codes transport failures in our own words, without what the endpoint said', () => {
+    const upstream = 'Forbidden: see http://10.0.0.3/admin, key sk-live-123';
+    expect(describeFailure(new LlmError('HTTP_ERROR', upstream, { status: 503, attempts: 4 }), 1000, 1)).toEqual({
+      code: 'HTTP_503',
+      message: 'the endpoint answered HTTP 503 (after 4 attempts)',
+      attempts: 4,
+      transient: true,
+    });
+    expect(describeFailure(new LlmError('RATE_LIMITED', upstream, { status: 429, attempts: 2 }), 1000, 1).code).toBe('HTTP_429');
+    expect(describeFailure(new LlmError('BAD_RESPONSE', upstream, { attempts: 3 }), 1000, 1)).toMatchObject({ code: 'UNREADABLE', attempts: 3 });
+    expect(describeFailure(new LlmError('CONNECTION', 'connection failed: read ECONNRESET (ECONNRESET)', { attempts: 1 }), 1000, 1).message).toBe(
+      'connection to the endpoint failed (ECONNRESET) (after 1 attempt)',
+    );
+    expect(describeFailure(new ExecutorAbort('DEADLINE'), 1500, 2)).toMatchObject({ code: 'DEADLINE', attempts: 2 });
+    expect(describeFailure(new ExtractionError('ALL_CALLS_FAILED', 'x', new LlmError('TIMEOUT', upstream, { attempts: 2 })), 1000, 1).code).toBe('TIMEOUT');
+    for (const code of ['HTTP_ERROR', 'RATE_LIMITED', 'BAD_RESPONSE', 'TIMEOUT'] as const) {
+      expect(describeFailure(new LlmError(code, upstream, { status: 500, attempts: 1 }), 1000, 1).message).not.toMatch(/10\.0\.0\.3|sk-live/);
+    }
+  });
+
+  it('redacts every secret and keeps messages short', () => {
+    expect(redact('key sk-abcdef and sk-abcdef again', ['sk-abcdef', null, ''])).toBe('key [redacted] and [redacted] again');
+    expect(redact('x'.repeat(500), []).length).toBe(200);
+  });
+});
