@@ -26,7 +26,7 @@ import type { ChatFn, EndpointKind, RetryPolicy } from '../llm/types';
 import type { Logger } from '../logger';
 import { EndpointLane, WorkerBudget, type BreakerOptions, DEFAULT_BREAKER } from './endpoint-lane';
 import { EndpointSlots } from './endpoint-slots';
-import type { RunEventListener, RunEventPublisher } from './events';
+import { safePublisher, type RunEventListener, type RunEventPublisher } from './events';
 import { describeFailure, ExecutorAbort, redact } from './failure';
 import { PredictionWriter, type PredictionRow } from './prediction-writer';
 import { CHUNK_SIZE, poolOf, type JobQueue, type RunItem } from './queue';
@@ -155,6 +155,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 export class RunExecutor {
   readonly workerId = randomUUID();
   private readonly pool: Pool;
+  private readonly publisher: RunEventPublisher;
   private readonly writer: PredictionWriter;
   private readonly slots: EndpointSlots;
   private readonly budget: WorkerBudget;
@@ -171,14 +172,16 @@ export class RunExecutor {
   constructor(
     dataSource: DataSource,
     private readonly queue: JobQueue,
-    private readonly publisher: RunEventPublisher,
+    publisher: RunEventPublisher,
     private readonly listener: RunEventListener,
     private readonly secrets: SecretBox,
     private readonly logger: Logger,
     private readonly options: ExecutorOptions = DEFAULT_EXECUTOR_OPTIONS,
   ) {
     this.pool = poolOf(dataSource);
-    this.writer = new PredictionWriter(this.pool, publisher);
+    // Publishing never fails the work that publishes: a lost event costs a subscriber an update.
+    this.publisher = safePublisher(publisher, (error) => logger.warn({ err: error }, 'publishing a run event failed'));
+    this.writer = new PredictionWriter(this.pool, this.publisher);
     this.budget = new WorkerBudget(options.concurrency);
     const connection = (dataSource.options as { url?: string }).url;
     this.slots = new EndpointSlots({ connectionString: connection }, this.workerId, options.concurrency);

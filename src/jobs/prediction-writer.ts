@@ -142,7 +142,8 @@ export class PredictionWriter {
           const key = (runId: string, reportId: string) => `${runId}/${reportId}`;
           const done = new Set(inserted.map((r) => key(r.run_id, r.report_id)));
           for (const p of batch) p.resolve(done.has(key(p.row.runId, p.row.reportId)));
-          await this.publish(inserted);
+          // After the commit; the publisher swallows its own failures.
+          await this.publish(inserted).catch(() => undefined);
         } catch (error) {
           for (const p of batch) p.reject(error);
         }

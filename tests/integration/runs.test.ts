@@ -242,6 +242,51 @@ describe('executed runs', () => {
     for (const v of stream.values) expect(v.predictionAdded.values).toEqual(expectedValues(Number(v.predictionAdded.report.externalId.slice(1))));
   });
 
+  it('pauses an endpoint that keeps failing, shows it in its health, and resumes after a probe succeeds', async () => {
+    await worker.stop();
+    worker = await startExecutor(t, { breaker: { failureThreshold: 3, cooldownMs: 800, maxCooldownMs: 800 } });
+    let failing = true;
+    let calls = 0;
+    fake.setHandler((body) => {
+      calls++;
+      return failing ? { status: 503, error: 'upstream secret page' } : answerFromReport()(body);
+    });
+    const HEALTH = `query($id: ID!) { node(id: $id) { ... on Endpoint { health { status lastError } } } }`;
+    const run = ok(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId } })).startRun.run;
+    let health: { status: string; lastError: string | null } = { status: '', lastError: null };
+    for (let i = 0; i < 100 && health.status !== 'DOWN'; i++) {
+      await sleep(50);
+      health = ok(await t.gql(HEALTH, { id: setup.endpointId })).node.health;
+    }
+    expect(health.status).toBe('DOWN');
+    expect(health.lastError).toMatch(/circuit open.*HTTP 503/);
+    expect(health.lastError).not.toMatch(/secret/);
+    // While open, the worker sends nothing new (the calls in flight when it opened finish their
+    // retries): the reports wait instead of failing one after another.
+    await sleep(100);
+    const during = calls;
+    await sleep(150);
+    expect(calls).toBe(during);
+    const failedWhileOpen = (await runState(t, run.id)).progress.failed as number;
+    expect(failedWhileOpen).toBeLessThan(10);
+    failing = false;
+    const state = await waitForStatus(t, run.id, ['SUCCEEDED', 'PARTIAL', 'FAILED']);
+    expect(state.progress.succeeded + state.progress.failed).toBe(REPORTS);
+    expect(state.progress.succeeded).toBeGreaterThan(REPORTS - 10);
+    expect(ok(await t.gql(HEALTH, { id: setup.endpointId })).node.health).toEqual({ status: 'UP', lastError: null });
+  });
+
+  it('a run completes when publishing its events fails: events are never worth a prediction', async () => {
+    await worker.stop();
+    const refuse = () => Promise.reject(new Error('NOTIFY refused'));
+    worker = await startExecutor(t, {}, { runsChanged: refuse, predictionsAdded: refuse, committed: refuse, runCancelled: refuse, jobsAvailable: refuse });
+    fake.setHandler(answerFromReport());
+    const run = ok(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId } })).startRun.run;
+    const state = await waitForStatus(t, run.id, ['SUCCEEDED', 'PARTIAL', 'FAILED']);
+    expect(state).toMatchObject({ status: 'SUCCEEDED', progress: { succeeded: REPORTS } });
+    expect(await predictionRows(t, run.id)).toHaveLength(REPORTS);
+  });
+
   it('keeps the API contract: roles, tenants, coded errors over WebSocket', async () => {
     const viewer = (await createApiKey(t, setup.projectId, "VIEWER")).secret;
     failure(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId } }, viewer), 'FORBIDDEN');

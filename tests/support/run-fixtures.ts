@@ -2,6 +2,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { DEFAULT_EXECUTOR_OPTIONS, RunExecutor, type ExecutorOptions } from '../../src/jobs/executor';
+import type { RunEventPublisher } from '../../src/jobs/events';
 import { createLogger } from '../../src/logger';
 import type { FakeChatBody, FakeResponseSpec } from './fake-llm/fake-llm-server';
 import { createDataset, createUseCase, importReports, jsonl, ok, rowId } from './graphql-fixtures';
@@ -78,8 +79,8 @@ export const FAST_EXECUTOR: ExecutorOptions = {
   breaker: { failureThreshold: 1000, cooldownMs: 200, maxCooldownMs: 1000 },
 };
 
-export async function startExecutor(t: TestApp, options: Partial<ExecutorOptions> = {}): Promise<RunExecutor> {
-  const executor = new RunExecutor(t.dataSource, t.services.queue, t.services.bus, t.services.bus, t.services.secretBox, createLogger('silent'), {
+export async function startExecutor(t: TestApp, options: Partial<ExecutorOptions> = {}, publisher: RunEventPublisher = t.services.bus): Promise<RunExecutor> {
+  const executor = new RunExecutor(t.dataSource, t.services.queue, publisher, t.services.bus, t.services.secretBox, createLogger('silent'), {
     ...FAST_EXECUTOR,
     ...options,
   });
