@@ -197,6 +197,39 @@ describe('prediction imports', () => {
     expect(fields.R2!.birads).toMatchObject({ valid: false, invalidCategory: 'OTHER' });
   });
 
+  it('takes per-prediction tokens and latency, so imported runs have usage too', async () => {
+    const content = csv([
+      ['id', 'grade', 'prompt_tokens', 'completion_tokens', 'latency'],
+      ['R1', 'G1', '1200', '80', '950.4'],
+      ['R2', 'G2', 1000, 40, 450],
+      ['R3', 'G3', '', '', ''],
+    ]);
+    const usage = { promptTokensField: 'prompt_tokens', completionTokensField: 'completion_tokens', latencyMsField: 'latency' };
+    const payload = await importPredictions(t, datasetId, { format: 'CSV', layout: 'WIDE', modelName: 'usage-model', content, ...usage });
+    const run = ok(
+      await t.gql(
+        `query($id: ID!) { node(id: $id) { ... on Run { usage { promptTokens completionTokens meanLatencyMs latencyP50Ms latencyP95Ms tokensPerSecond }
+          predictions(first: 5) { nodes { report { externalId } promptTokens completionTokens latencyMs } } } } }`,
+        { id: payload.run.id },
+      ),
+    ).node;
+    // Latency statistics are over the predictions that have one (R3 has none).
+    expect(run.usage).toMatchObject({ promptTokens: 2200, completionTokens: 120, meanLatencyMs: 700, latencyP50Ms: 700, tokensPerSecond: null });
+    expect(run.usage.latencyP95Ms).toBeCloseTo(450 + 0.95 * 500, 9);
+    expect(run.predictions.nodes.map((p: { promptTokens: number | null; latencyMs: number | null }) => [p.promptTokens, p.latencyMs])).toEqual([
+      [1200, 950],
+      [1000, 450],
+      [null, null],
+    ]);
+    const bad = failure(
+      await t.gql(IMPORT_PREDICTIONS, {
+        input: { datasetId, format: 'CSV', layout: 'WIDE', modelName: 'usage-model', ...usage, content: csv([['id', 'grade', 'prompt_tokens', 'completion_tokens', 'latency'], ['R1', 'G1', '12.5', '-1', 'slow']]) },
+      }),
+      'BAD_USER_INPUT',
+    );
+    expect(bad.extensions!.rowErrors.map((e: { field: string }) => e.field)).toEqual(['prompt_tokens', 'completion_tokens', 'latency']);
+  });
+
   it('MEDICAL_RECORD_LLM_CSV: the framework output with Python dict literals', async () => {
     const content = csv([
       ['patientID', 'Text', 'raw_output', 'reasoning', 'extracted_data', 'candidates'],

@@ -15,8 +15,8 @@ export const recentPredictionsByRun: LoaderFactory<string, number> = (dataSource
   });
 
 /** Latency percentiles of each run's succeeded predictions, one query per batch. */
-export const latencyPercentilesByRun: LoaderFactory<string, { p50: number; p95: number } | null> = (_dataSource, _principal, services) =>
-  new DataLoader<string, { p50: number; p95: number } | null>(async (ids) => {
+export const latencyPercentilesByRun: LoaderFactory<string, { mean: number; p50: number; p95: number } | null> = (_dataSource, _principal, services) =>
+  new DataLoader<string, { mean: number; p50: number; p95: number } | null>(async (ids) => {
     const found = await services.runs.latencyPercentiles([...new Set(ids)]);
     return ids.map((id) => found.get(id) ?? null);
   });

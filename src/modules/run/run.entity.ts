@@ -47,7 +47,7 @@ export class RunProgress {
 export class RunUsage {
   @Field(() => Int) promptTokens!: number;
   @Field(() => Int) completionTokens!: number;
-  @Field(() => Float, { nullable: true, description: 'Mean latency of a succeeded report, milliseconds.' })
+  @Field(() => Float, { nullable: true, description: 'Mean latency of the succeeded reports that have one, milliseconds.' })
   meanLatencyMs!: number | null;
   @Field(() => Float, { nullable: true, description: 'Median latency of the succeeded reports, milliseconds.' })
   latencyP50Ms!: number | null;

@@ -37,6 +37,12 @@ export class ImportPredictionsInput {
   @Field(() => String, { nullable: true }) reasoningField?: string | null;
   @Field(() => String, { nullable: true, description: 'RAW_OUTPUT: field with the finish reason (default "finish_reason"); "length" marks truncation.' })
   finishReasonField?: string | null;
+  @Field(() => String, { nullable: true, description: 'Field with the prompt tokens of each prediction (a whole number), for the run usage.' })
+  promptTokensField?: string | null;
+  @Field(() => String, { nullable: true, description: 'Field with the completion tokens of each prediction (a whole number).' })
+  completionTokensField?: string | null;
+  @Field(() => String, { nullable: true, description: 'Field with the latency of each prediction, milliseconds (a number ≥ 0).' })
+  latencyMsField?: string | null;
   @Field(() => JSONScalar, { nullable: true, description: 'WIDE: variable key → column, where they differ.' })
   columnMap?: Record<string, string> | null;
   @Field(() => JSONScalar, { nullable: true, description: 'What is known of how the run was made (sampling, prompt, …).' })

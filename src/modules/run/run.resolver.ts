@@ -72,7 +72,7 @@ export class RunResolver {
     return {
       promptTokens: run.promptTokens,
       completionTokens: run.completionTokens,
-      meanLatencyMs: run.succeededCount > 0 && run.latencyMsSum > 0 ? run.latencyMsSum / run.succeededCount : null,
+      meanLatencyMs: percentiles?.mean ?? null,
       latencyP50Ms: percentiles?.p50 ?? null,
       latencyP95Ms: percentiles?.p95 ?? null,
       secondsPerReport: seconds !== null && done > 0 ? seconds / done : null,

@@ -26,7 +26,13 @@ import { Run, RunSource, RunStatus } from './run.entity';
 
 const INSERT_CHUNK = 1000;
 
-interface ImportedRow {
+interface ImportedUsage {
+  promptTokens: number | null;
+  completionTokens: number | null;
+  latencyMs: number | null;
+}
+
+interface ImportedRow extends ImportedUsage {
   reportId: string;
   parsed: Record<string, unknown> | null;
   cells: Record<string, NormalisedCell>;
@@ -124,14 +130,14 @@ export class RunService {
     return row?.error ?? null;
   }
 
-  /** Latency percentiles of the succeeded predictions of each run (type-7 linear interpolation). */
-  async latencyPercentiles(runIds: readonly string[]): Promise<Map<string, { p50: number; p95: number }>> {
+  /** Mean and percentiles (type-7 linear interpolation) of the latencies of each run's succeeded predictions that have one. */
+  async latencyPercentiles(runIds: readonly string[]): Promise<Map<string, { mean: number; p50: number; p95: number }>> {
     const rows = (await this.dataSource.query(
-      `SELECT run_id, percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
+      `SELECT run_id, avg(latency_ms) AS mean, percentile_cont(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50, percentile_cont(0.95) WITHIN GROUP (ORDER BY latency_ms) AS p95
        FROM predictions WHERE run_id = ANY($1::uuid[]) AND status = 'SUCCEEDED' AND latency_ms IS NOT NULL GROUP BY run_id`,
       [runIds],
-    )) as { run_id: string; p50: number; p95: number }[];
-    return new Map(rows.map((r) => [r.run_id, { p50: Number(r.p50), p95: Number(r.p95) }]));
+    )) as { run_id: string; mean: number; p50: number; p95: number }[];
+    return new Map(rows.map((r) => [r.run_id, { mean: Number(r.mean), p50: Number(r.p50), p95: Number(r.p95) }]));
   }
 
   async experimentProgress(experimentId: string): Promise<ExperimentProgress> {
@@ -187,6 +193,7 @@ export class RunService {
     const errors: RowError[] = [...records.errors];
     const parsed = this.readPredictions(records.rows, input, variables.map((v) => v.key), errors);
 
+    const usageOf = this.usageReader(records.rows, input, errors);
     const reportIds = new Map<string, string>(
       ((await this.dataSource.query('SELECT id, external_id FROM reports WHERE dataset_id = $1', [dataset.id])) as { id: string; external_id: string }[]).map(
         (r) => [r.external_id, r.id],
@@ -199,7 +206,7 @@ export class RunService {
         errors.push({ row: p.row, reason: `report "${p.externalId}" is not in the dataset` });
         continue;
       }
-      rows.push({ reportId, ...this.normalise(withoutNulOutput(p), specs) });
+      rows.push({ reportId, ...this.normalise(withoutNulOutput(p), specs), ...usageOf(p.row) });
     }
     if (errors.length > 0) throw importFailure(errors.sort((a, b) => a.row - b.row));
     if (rows.length === 0) throw importFailure([{ row: 0, reason: 'the file holds no predictions' }]);
@@ -224,6 +231,9 @@ export class RunService {
           totalReports: reportIds.size,
           succeededCount: rows.length,
           failedCount: 0,
+          promptTokens: rows.reduce((sum, r) => sum + (r.promptTokens ?? 0), 0),
+          completionTokens: rows.reduce((sum, r) => sum + (r.completionTokens ?? 0), 0),
+          latencyMsSum: rows.reduce((sum, r) => sum + (r.latencyMs ?? 0), 0),
           startedAt: now,
           finishedAt: now,
           error: null,
@@ -232,10 +242,12 @@ export class RunService {
       for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
         const chunk = rows.slice(i, i + INSERT_CHUNK);
         await manager.query(
-          `INSERT INTO predictions (project_id, run_id, report_id, report_ordinal, status, "values", cells, parsed, raw, reasoning, samples, finish_reason, attempts)
-           SELECT $1, $2, u.report_id, r.ordinal, $3, u.values::jsonb, u.cells::jsonb, u.parsed::jsonb, u.raw, u.reasoning, u.samples::jsonb, u.finish_reason, 1
-           FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-             AS u(report_id, values, cells, parsed, raw, reasoning, samples, finish_reason)
+          `INSERT INTO predictions (project_id, run_id, report_id, report_ordinal, status, "values", cells, parsed, raw, reasoning, samples, finish_reason, attempts,
+                                    prompt_tokens, completion_tokens, latency_ms)
+           SELECT $1, $2, u.report_id, r.ordinal, $3, u.values::jsonb, u.cells::jsonb, u.parsed::jsonb, u.raw, u.reasoning, u.samples::jsonb, u.finish_reason, 1,
+                  u.prompt_tokens, u.completion_tokens, u.latency_ms
+           FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::int[], $14::int[])
+             AS u(report_id, values, cells, parsed, raw, reasoning, samples, finish_reason, prompt_tokens, completion_tokens, latency_ms)
            JOIN reports r ON r.id = u.report_id`,
           [
             dataset.projectId,
@@ -249,6 +261,9 @@ export class RunService {
             chunk.map((r) => r.reasoning),
             chunk.map((r) => (r.samples ? JSON.stringify(r.samples) : null)),
             chunk.map((r) => r.finishReason),
+            chunk.map((r) => r.promptTokens),
+            chunk.map((r) => r.completionTokens),
+            chunk.map((r) => r.latencyMs),
           ],
         );
       }
@@ -282,6 +297,35 @@ export class RunService {
     return query().getOneOrFail();
   }
 
+  /**
+   * The usage columns of an import (tokens, latency), read per row; a value that is not a
+   * number in range is a row error. Absent fields give nulls.
+   */
+  private usageReader(rows: ReturnType<typeof parseRecords>['rows'], input: ImportPredictionsInput, errors: RowError[]): (row: number) => ImportedUsage {
+    const byRow = new Map(rows.map((r) => [r.row, r.record]));
+    const fields = [
+      ['promptTokens', input.promptTokensField, true],
+      ['completionTokens', input.completionTokensField, true],
+      ['latencyMs', input.latencyMsField, false],
+    ] as const;
+    return (row) => {
+      const usage: ImportedUsage = { promptTokens: null, completionTokens: null, latencyMs: null };
+      const record = byRow.get(row);
+      for (const [key, field, whole] of fields) {
+        if (!field || !record) continue;
+        const raw = record[field];
+        if (raw === undefined || raw === null || raw === '') continue;
+        const value = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw.trim()) : Number.NaN;
+        if (!Number.isFinite(value) || value < 0 || value > 2_147_483_647 || (whole && !Number.isInteger(value))) {
+          errors.push({ row, field, reason: `${field} must be ${whole ? 'a whole number' : 'a number'} from 0 to 2147483647` });
+          continue;
+        }
+        usage[key] = Math.round(value);
+      }
+      return usage;
+    };
+  }
+
   private readPredictions(rows: ReturnType<typeof parseRecords>['rows'], input: ImportPredictionsInput, keys: string[], errors: RowError[]) {
     const optional = {
       ...(input.rawField ? { rawField: input.rawField } : {}),
@@ -313,7 +357,7 @@ export class RunService {
     return result.predictions;
   }
 
-  private normalise(p: ParsedPrediction, specs: ReturnType<typeof toSpec>[]): Omit<ImportedRow, 'reportId'> {
+  private normalise(p: ParsedPrediction, specs: ReturnType<typeof toSpec>[]): Omit<ImportedRow, 'reportId' | keyof ImportedUsage> {
     if (p.object === null && p.parseError === null && p.raw !== null) {
       const output = parseOutput({ content: p.raw, reasoning: p.reasoning, finishReason: p.finishReason ?? null }, specs);
       return {
