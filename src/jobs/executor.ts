@@ -95,6 +95,8 @@ const LEASE_MARGIN_MS = 30_000;
  */
 function linked(sources: AbortSignal[], ms?: number, onTimeout?: () => unknown): { signal: AbortSignal; dispose(): void } {
   const controller = new AbortController();
+  // Each call of a report (samples, retries) adds a listener the SDK never removes; they go with the report.
+  setMaxListeners(0, controller.signal);
   const listeners = sources.map((source) => {
     const forward = (): void => controller.abort(source.reason);
     if (source.aborted) controller.abort(source.reason);
