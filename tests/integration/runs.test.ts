@@ -1,12 +1,13 @@
 import type { RunExecutor } from '../../src/jobs/executor';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm/fake-llm-server';
-import { createApiKey, failure, ok, rowId } from '../support/graphql-fixtures';
+import { CREATE_PROMPT, createApiKey, failure, ok, rowId } from '../support/graphql-fixtures';
 import {
   answerFromReport,
   collect,
   expectedValues,
   lastUserText,
   predictionRows,
+  reportText,
   runState,
   setUpRuns,
   startExecutor,
@@ -285,6 +286,33 @@ describe('executed runs', () => {
     const state = await waitForStatus(t, run.id, ['SUCCEEDED', 'PARTIAL', 'FAILED']);
     expect(state).toMatchObject({ status: 'SUCCEEDED', progress: { succeeded: REPORTS } });
     expect(await predictionRows(t, run.id)).toHaveLength(REPORTS);
+  });
+
+  it("draws few-shot examples once, with the run's seed, into the snapshot; warns when an example is one of the reports", async () => {
+    fake.setHandler(answerFromReport());
+    const examples = [0, 50, 51, 52, 53].map((i) => ({ name: `ex-${i}`, input: reportText(i), output: expectedValues(i) }));
+    ok(await t.gql(CREATE_PROMPT, { input: { useCaseId: setup.useCaseId, name: 'with examples', examples } }));
+    const start = async (seed: number) =>
+      ok(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId, strategy: 'FEW_SHOT', exampleCount: 3, sampling: { seed } } })).startRun.run;
+    // Seed 5 draws examples 2, 1, 4 of the five; seed 7 draws 0, 3, 2 (example 0 is report R0000).
+    const [a, b, c] = [await start(5), await start(5), await start(7)];
+    const chosen = async (run: { id: string }) => ((await runState(t, run.id)).config.examples as { name: string }[]).map((e) => e.name);
+    expect(await chosen(a)).toHaveLength(3);
+    expect(await chosen(b)).toEqual(await chosen(a));
+    const drawsOf = [await chosen(a), await chosen(c)];
+    const leaked = drawsOf.map((names) => names.includes('ex-0'));
+    expect(leaked).toEqual([false, true]);
+    for (const [i, run] of [a, c].entries()) {
+      const warned = (run.warnings as string[]).some((w) => w.includes('R0000'));
+      expect(warned).toBe(leaked[i]);
+    }
+    for (const run of [a, b, c]) await waitForStatus(t, run.id, ['SUCCEEDED']);
+    // Every request of run a showed its three examples, in the drawn order, before the report.
+    const names = await chosen(a);
+    const first = fake.chatRequests().find((body) => JSON.stringify(body.messages).includes(`Report 7:`))!;
+    const text = JSON.stringify(first.messages);
+    const positions = names.map((n) => text.indexOf(`Report ${n.slice(3)}:`));
+    expect(positions.every((p) => p >= 0)).toBe(true);
   });
 
   it('keeps the API contract: roles, tenants, coded errors over WebSocket', async () => {

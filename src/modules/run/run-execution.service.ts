@@ -288,11 +288,25 @@ export class RunExecutionService {
     name: string,
     strategy: PromptStrategy,
     snapshot: object,
-    warnings: string[],
+    given: string[],
   ): Promise<Run> {
+    let warnings = given;
     const reports = ((await manager.query('SELECT id, ordinal FROM reports WHERE dataset_id = $1 ORDER BY ordinal', [dataset.id])) as { id: string; ordinal: number }[]);
     if (reports.length === 0) throw badInput('The dataset has no reports to run over', { field: 'datasetId' });
     const scope: RunScope = { datasetId: dataset.id, maxOrdinal: reports[reports.length - 1]!.ordinal };
+    // An example that is one of the reports shows the model its own answer.
+    const examples = ((snapshot as { examples?: { input: string }[] }).examples ?? []).map((e) => e.input.trim());
+    const leaked = examples.length
+      ? ((await manager.query('SELECT external_id FROM reports WHERE dataset_id = $1 AND btrim(text) = ANY($2::text[]) ORDER BY ordinal LIMIT 20', [dataset.id, examples])) as {
+          external_id: string;
+        }[])
+      : [];
+    if (leaked.length > 0) {
+      warnings = [
+        ...warnings,
+        `the prompt's examples include reports of this dataset (${leaked.map((r) => r.external_id.slice(0, 80)).join(', ')}): their predictions saw their own answer`,
+      ];
+    }
     const repo = manager.getRepository(Run);
     const run = await repo.save(
       repo.create({
