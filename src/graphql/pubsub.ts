@@ -154,23 +154,47 @@ export class PgEventBus implements RunEventPublisher, RunEventListener {
   }
 }
 
+export interface SubscriptionOptions<T> {
+  /** Reload this often even without events (a missed notification, a deleted object), milliseconds. */
+  refreshMs?: number;
+  /** Values with the key of the value sent last are not sent again. */
+  key?: (value: T) => string;
+}
+
 /**
  * The events matching `select`, as an async iterator for a GraphQL subscription: `initial`
- * first (the current state, for late subscribers), then one value per matching event, with
- * bursts coalesced: while `load` runs, further events only mark that another load is due.
+ * first (the current state, for late subscribers), then what `load` makes of the events that
+ * came, with bursts coalesced: while `load` runs, further events only queue for the next load.
+ * `load` may call `end()`: the iteration finishes after the values it returns. A failing load
+ * ends the iteration with that error.
  */
 export function subscription<T>(
   bus: PgEventBus,
   select: (event: BusEvent) => boolean,
-  load: (events: BusEvent[]) => Promise<T[]>,
-  initial: () => Promise<T[]>,
+  load: (events: BusEvent[], end: () => void) => Promise<T[]>,
+  initial: (end: () => void) => Promise<T[]>,
+  options: SubscriptionOptions<T> = {},
 ): AsyncIterableIterator<T> {
   const ready: T[] = [];
   let pendingEvents: BusEvent[] = [];
+  let refreshDue = false;
   let waiter: { resolve(result: IteratorResult<T>): void; reject(error: unknown): void } | null = null;
   let loading = false;
   let finished = false;
+  let ending = false;
+  let lastKey: string | undefined;
   let failure: { error: unknown } | null = null;
+  const end = (): void => {
+    ending = true;
+  };
+  const push = (values: T[]): void => {
+    for (const value of values) {
+      const key = options.key?.(value);
+      if (key !== undefined && key === lastKey) continue;
+      lastKey = key;
+      ready.push(value);
+    }
+  };
 
   const deliver = (): void => {
     if (!waiter) return;
@@ -186,27 +210,40 @@ export function subscription<T>(
       resolve({ value: undefined, done: true });
     }
   };
+  const stop = (): void => {
+    finished = true;
+    off();
+    if (timer) clearInterval(timer);
+  };
   const off = bus.on((event) => {
     if (finished || !select(event)) return;
     pendingEvents.push(event);
     void pump();
   });
-  const pump = async (first?: () => Promise<T[]>): Promise<void> => {
+  const timer = options.refreshMs
+    ? setInterval(() => {
+        refreshDue = true;
+        void pump();
+      }, options.refreshMs)
+    : undefined;
+  timer?.unref();
+  const pump = async (first?: (end: () => void) => Promise<T[]>): Promise<void> => {
     if (loading || finished) return;
     loading = true;
     try {
-      if (first) ready.push(...(await first()));
+      if (first) push(await first(end));
       deliver();
-      while (pendingEvents.length > 0 && !finished) {
+      while ((pendingEvents.length > 0 || refreshDue) && !finished && !ending) {
         const batch = pendingEvents;
         pendingEvents = [];
-        ready.push(...(await load(batch)));
+        refreshDue = false;
+        push(await load(batch, end));
         deliver();
       }
+      if (ending) stop();
     } catch (error) {
       failure = { error };
-      finished = true;
-      off();
+      stop();
     } finally {
       loading = false;
     }
@@ -221,8 +258,7 @@ export function subscription<T>(
         deliver();
       }),
     return: async () => {
-      finished = true;
-      off();
+      stop();
       ready.length = 0;
       failure = null;
       deliver();

@@ -58,6 +58,8 @@ export class EndpointLane {
   private openUntil = 0;
   private probeOut = false;
   private timer: NodeJS.Timeout | undefined;
+  /** The endpoint is recorded DOWN (by this lane's predecessor or another worker): the next success says it is up. */
+  announceRecovery = false;
 
   constructor(
     readonly endpointId: string,
@@ -121,10 +123,11 @@ export class EndpointLane {
   reportOutcome(ok: boolean, reason?: string): void {
     if (ok) {
       this.consecutiveFailures = 0;
-      if (this.state !== 'CLOSED') {
+      if (this.state !== 'CLOSED' || this.announceRecovery) {
         this.state = 'CLOSED';
         this.cooldownMs = this.breaker.cooldownMs;
         this.probeOut = false;
+        this.announceRecovery = false;
         this.safely(() => this.events.closed());
       }
       this.pump();

@@ -28,7 +28,7 @@ import { EndpointLane, WorkerBudget, type BreakerOptions, DEFAULT_BREAKER } from
 import { EndpointSlots } from './endpoint-slots';
 import { safePublisher, type RunEventListener, type RunEventPublisher } from './events';
 import { describeFailure, ExecutorAbort, redact } from './failure';
-import { PredictionWriter, type PredictionRow } from './prediction-writer';
+import { isUnstorable, PredictionWriter, type PredictionRow } from './prediction-writer';
 import { CHUNK_SIZE, poolOf, type JobQueue, type RunItem } from './queue';
 import { readMetrics, SAMPLE_INTERVAL_MS, storeSample } from './telemetry';
 
@@ -64,6 +64,7 @@ interface EndpointRow {
   timeout_ms: number;
   max_concurrency: number;
   api_key_encrypted: string | null;
+  health_status: string;
 }
 
 interface RunRuntime {
@@ -286,7 +287,10 @@ export class RunExecutor {
       }
       await this.slots.tick([...this.lanes.values()]).catch(() => undefined);
       // Lanes without work and without slots are forgotten.
-      for (const [id, lane] of this.lanes) if (lane.demand() === 0 && lane.capacity === 0 && ![...this.runtimes.values()].some((r) => r.lane === lane)) this.lanes.delete(id);
+      // (a lane whose breaker is not closed is kept: it remembers the endpoint's state)
+      for (const [id, lane] of this.lanes) {
+        if (lane.breakerState === 'CLOSED' && lane.demand() === 0 && lane.capacity === 0 && ![...this.runtimes.values()].some((r) => r.lane === lane)) this.lanes.delete(id);
+      }
       await this.tickNap.sleep(this.options.tickMs, stop);
     }
   }
@@ -322,6 +326,7 @@ export class RunExecutor {
       );
       this.lanes.set(endpoint.id, lane);
     }
+    if (endpoint.health_status === 'DOWN' && lane.breakerState === 'CLOSED') lane.announceRecovery = true;
     return lane;
   }
 
@@ -352,7 +357,7 @@ export class RunExecutor {
     const snapshot = row.config;
     const endpoint = (
       await this.pool.query<EndpointRow>(
-        'SELECT id, name, base_url, kind, timeout_ms, max_concurrency, api_key_encrypted FROM endpoints WHERE id = $1',
+        'SELECT id, name, base_url, kind, timeout_ms, max_concurrency, api_key_encrypted, health_status FROM endpoints WHERE id = $1',
         [snapshot.model.endpointId],
       )
     ).rows[0];
@@ -454,6 +459,7 @@ export class RunExecutor {
     const stopAt = Math.max(Date.now() + 1000, leaseEnd - snapshot.deadlineMs - Math.min(LEASE_MARGIN_MS, leaseMs / 4));
     const weight = callsPerReport(snapshot);
     const inFlight = new Set<Promise<void>>();
+    let writeFailed = false;
     let next = 0;
     uncount(item.reportIds.length - reports.length);
     const stop = linked([runtime.cancel.signal, this.shutdown.signal], stopAt - Date.now(), () => new ExecutorAbort('LEASE'));
@@ -479,21 +485,19 @@ export class RunExecutor {
         lane.backlog -= weight;
         backlog -= weight;
         const done = this.predict(runtime, report, release).catch((error: unknown) => {
+          writeFailed = true;
           this.logger.error({ err: error, runId }, 'writing a prediction failed');
-          throw error;
         });
         inFlight.add(done);
-        void done.then(
-          () => inFlight.delete(done),
-          () => inFlight.delete(done),
-        );
+        void done.then(() => inFlight.delete(done));
       }
     } finally {
       stop.dispose();
       lane.backlog -= backlog;
     }
-    const results = await Promise.allSettled([...inFlight]);
-    if (results.some((r) => r.status === 'rejected')) throw new Error('a prediction could not be written');
+    await Promise.allSettled([...inFlight]);
+    // A write that failed leaves its report pending: the item fails and is taken up again.
+    if (writeFailed) throw new Error('a prediction could not be written');
     if (this.shutdown.signal.aborted && !runtime.cancel.signal.aborted) {
       // Handed back: another worker (or this one after a restart) takes the item up at once.
       await this.queue.fail(jobId, 'worker stopped');
@@ -534,7 +538,22 @@ export class RunExecutor {
       abort.dispose();
       release();
     }
-    if (row) await this.writer.write(row);
+    if (!row) return;
+    try {
+      await this.writer.write(row);
+    } catch (error) {
+      if (!isUnstorable(error)) throw error;
+      // What the endpoint answered cannot be stored (out-of-range numbers, text PostgreSQL
+      // refuses): the report fails with a code, so the run can finish; resumeRun tries it again.
+      await this.writer.write({
+        ...this.base(runtime, report.id),
+        status: 'FAILED',
+        latencyMs: row.latencyMs,
+        attempts: row.attempts,
+        error: "the endpoint's answer could not be stored",
+        errorCode: 'UNSTORABLE',
+      });
+    }
   }
 
   private base(runtime: RunRuntime, reportId: string): PredictionRow {

@@ -11,7 +11,7 @@ export interface Failure {
   code: string;
   message: string;
   attempts: number;
-  /** worth retrying later (resumeRun) rather than a configuration problem */
+  /** says something about the endpoint's state (it feeds the circuit breaker), not only about this request */
   transient: boolean;
 }
 
@@ -37,7 +37,13 @@ function llmFailure(error: LlmError, deadlineMs: number): Failure {
   const tries = `after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'}`;
   switch (error.code) {
     case 'HTTP_ERROR':
-      return { code: `HTTP_${error.status ?? 'ERROR'}`, message: `the endpoint answered HTTP ${error.status ?? '?'} (${tries})`, attempts: error.attempts, transient: true };
+      return {
+        code: `HTTP_${error.status ?? 'ERROR'}`,
+        message: `the endpoint answered HTTP ${error.status ?? '?'} (${tries})`,
+        attempts: error.attempts,
+        // A 4xx other than 408 is about this request (too long, refused), not the endpoint's state.
+        transient: error.status === undefined || error.status >= 500 || error.status === 408,
+      };
     case 'RATE_LIMITED':
       return { code: 'HTTP_429', message: `the endpoint kept answering 429 Too Many Requests (${tries})`, attempts: error.attempts, transient: true };
     case 'TIMEOUT':

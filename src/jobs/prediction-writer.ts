@@ -61,10 +61,19 @@ function text(value: string | null): string | null {
   return value === null ? null : value.includes('\0') ? value.replace(/\0/g, '') : value;
 }
 
+/** Lone surrogates (a model's output cut mid-character) are not valid in jsonb: they become U+FFFD. */
+const wellFormed = (_key: string, v: unknown): unknown => (typeof v === 'string' ? (v as string & { toWellFormed(): string }).toWellFormed() : v);
+
 function json(value: unknown): string | null {
   if (value === null || value === undefined) return null;
-  const out = JSON.stringify(value);
+  const out = JSON.stringify(value, wellFormed);
   return out.includes('\\u0000') ? out.replace(/\\u0000/g, '') : out;
+}
+
+/** SQLSTATE classes of a row PostgreSQL will never take (data exceptions, limits), unlike a failing connection. */
+export function isUnstorable(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
 }
 
 const INSERT = `
@@ -138,7 +147,7 @@ export class PredictionWriter {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
         try {
-          const inserted = await this.commit(batch.map((p) => p.row));
+          const inserted = await this.commitSeparatingBadRows(batch);
           const key = (runId: string, reportId: string) => `${runId}/${reportId}`;
           const done = new Set(inserted.map((r) => key(r.run_id, r.report_id)));
           for (const p of batch) p.resolve(done.has(key(p.row.runId, p.row.reportId)));
@@ -151,6 +160,28 @@ export class PredictionWriter {
     } finally {
       this.flushing = undefined;
     }
+  }
+
+  /**
+   * Commits the batch; when PostgreSQL refuses one of its rows, every row is committed on its own
+   * so that only that row's writer hears of it (the others must not fail with it).
+   */
+  private async commitSeparatingBadRows(batch: Pending[]): Promise<InsertedRow[]> {
+    try {
+      return await this.commit(batch.map((p) => p.row));
+    } catch (error) {
+      if (!isUnstorable(error) || batch.length === 1) throw error;
+    }
+    const inserted: InsertedRow[] = [];
+    for (const pending of [...batch]) {
+      try {
+        inserted.push(...(await this.commit([pending.row])));
+      } catch (error) {
+        pending.reject(error);
+        batch.splice(batch.indexOf(pending), 1);
+      }
+    }
+    return inserted;
   }
 
   private async commit(rows: PredictionRow[]): Promise<{ id: string; run_id: string; report_id: string; experiment_id: string | null }[]> {

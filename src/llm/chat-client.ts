@@ -80,8 +80,11 @@ function nonEmptyString(value: unknown): string | null {
   return typeof value === 'string' && value.length > 0 ? value : null;
 }
 
+/** Token counts come from the endpoint: only whole numbers in a sane range are believed. */
+export const MAX_TOKEN_COUNT = 100_000_000;
+
 function tokenCount(value: unknown): number | null {
-  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_TOKEN_COUNT ? value : null;
 }
 
 export function createChatClient(options: ChatClientOptions): ChatFn {

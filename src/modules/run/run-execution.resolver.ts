@@ -26,10 +26,12 @@ import {
   StartRunPayload,
 } from './run-execution.input';
 import { runProgress } from './run-progress';
-import { Run, RunStatus } from './run.entity';
+import { RunStatus } from './run.entity';
 import { RunConnection } from './run.types';
 
 const TERMINAL = new Set([RunStatus.SUCCEEDED, RunStatus.PARTIAL, RunStatus.FAILED, RunStatus.CANCELLED]);
+/** Subscriptions reload this often without events: a missed notification or a deleted run is noticed. */
+const REFRESH_MS = 5000;
 
 interface RunIdArgs {
   runId: string;
@@ -83,17 +85,15 @@ export class RunExecutionResolver {
       const ctx = context as GraphQLContext;
       const runId = decodeId((args as RunIdArgs).runId, 'Run', 'runId');
       await ctx.services.runs.get(ctx.principal, runId);
-      let over = false;
-      const load = async (): Promise<RunProgressEvent[]> => {
-        if (over) return [];
+      const load = async (_events: BusEvent[], end: () => void): Promise<RunProgressEvent[]> => {
         const run = await ctx.services.runs.get(ctx.principal, runId);
-        over = TERMINAL.has(run.status);
+        if (TERMINAL.has(run.status)) end();
         return [await runProgress(ctx.services, run)];
       };
-      return untilOver(
-        subscription(ctx.services.bus, (e) => e.kind === 'run' && e.runId === runId, load, load),
-        (event) => TERMINAL.has(event.status),
-      );
+      return subscription(ctx.services.bus, (e) => e.kind === 'run' && e.runId === runId, load, (end) => load([], end), {
+        refreshMs: REFRESH_MS,
+        key: (e) => JSON.stringify([e.status, e.progress.succeeded, e.progress.failed, e.progress.total, e.lastError]),
+      });
     },
   })
   runProgress(@Root() event: RunProgressEvent, @Arg('runId', () => ID) _runId: string): RunProgressEvent {
@@ -101,16 +101,22 @@ export class RunExecutionResolver {
   }
 
   @Subscription(() => Prediction, {
-    description: 'Predictions of a run as they are committed.',
+    description: 'Predictions of a run as they are committed, until the run is over.',
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
       const runId = decodeId((args as RunIdArgs).runId, 'Run', 'runId');
-      await ctx.services.runs.get(ctx.principal, runId);
-      const load = async (events: BusEvent[]): Promise<Prediction[]> => {
+      const run = await ctx.services.runs.get(ctx.principal, runId);
+      if (TERMINAL.has(run.status)) return subscription(ctx.services.bus, () => false, async () => [], async (end) => (end(), []));
+      const load = async (events: BusEvent[], end: () => void): Promise<Prediction[]> => {
+        // The run's status travels with its own events; refreshes check it too (and that it still exists).
+        if (events.length === 0 || events.some((e) => e.kind === 'run')) {
+          const current = await ctx.services.runs.get(ctx.principal, runId);
+          if (TERMINAL.has(current.status)) end();
+        }
         const ids = events.flatMap((e) => (e.kind === 'predictions' ? e.ids : []));
         return ctx.services.runs.predictionsByIds(runId, ids);
       };
-      return subscription(ctx.services.bus, (e) => e.kind === 'predictions' && e.runId === runId, load, async () => []);
+      return subscription(ctx.services.bus, (e) => (e.kind === 'predictions' || e.kind === 'run') && e.runId === runId, load, async () => [], { refreshMs: REFRESH_MS });
     },
   })
   predictionAdded(@Root() prediction: Prediction, @Arg('runId', () => ID) _runId: string): Prediction {
@@ -122,40 +128,22 @@ export class RunExecutionResolver {
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
       const experimentId = decodeId((args as { experimentId: string }).experimentId, 'Experiment', 'experimentId');
-      const experiment = await ctx.services.execution.experiment(ctx.principal, experimentId, Role.VIEWER);
-      const load = async (): Promise<ExperimentProgressEvent[]> => [{ experiment, progress: await ctx.services.runs.experimentProgress(experiment.id) }];
-      return untilOver(
-        subscription(ctx.services.bus, (e) => e.kind === 'run' && e.experimentId === experimentId, load, load),
-        (event) => event.progress.finished,
-      );
+      await ctx.services.execution.experiment(ctx.principal, experimentId, Role.VIEWER);
+      const load = async (_events: BusEvent[], end: () => void): Promise<ExperimentProgressEvent[]> => {
+        const experiment = await ctx.services.execution.experiment(ctx.principal, experimentId, Role.VIEWER);
+        const progress = await ctx.services.runs.experimentProgress(experiment.id);
+        if (progress.finished) end();
+        return [{ experiment, progress }];
+      };
+      return subscription(ctx.services.bus, (e) => e.kind === 'run' && e.experimentId === experimentId, load, (end) => load([], end), {
+        refreshMs: REFRESH_MS,
+        key: (e) => JSON.stringify(e.progress),
+      });
     },
   })
   experimentProgress(@Root() event: ExperimentProgressEvent, @Arg('experimentId', () => ID) _experimentId: string): ExperimentProgressEvent {
     return event;
   }
-}
-
-/** Ends the iteration after the first value for which `last` holds (that value included). */
-function untilOver<T>(source: AsyncIterableIterator<T>, last: (value: T) => boolean): AsyncIterableIterator<T> {
-  let ended = false;
-  const iterator: AsyncIterableIterator<T> = {
-    async next() {
-      if (ended) {
-        await source.return?.();
-        return { value: undefined, done: true };
-      }
-      const result = await source.next();
-      if (!result.done && last(result.value)) ended = true;
-      return result;
-    },
-    async return() {
-      ended = true;
-      await source.return?.();
-      return { value: undefined, done: true };
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
 }
 
 @Resolver(() => Experiment)
@@ -181,4 +169,3 @@ export class ExperimentResolver {
   }
 }
 
-export type { Run };

@@ -1,0 +1,81 @@
+import { poolOf } from '../../src/jobs/queue';
+import { isUnstorable, PredictionWriter, type PredictionRow } from '../../src/jobs/prediction-writer';
+import { ok, rowId } from '../support/graphql-fixtures';
+import { setUpRuns } from '../support/run-fixtures';
+import { startFakeLlm } from '../support/fake-llm/fake-llm-server';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+describe('the prediction writer', () => {
+  let t: TestApp;
+  let runId: string;
+  let projectId: string;
+  let reportIds: string[];
+  const published: unknown[] = [];
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const fake = await startFakeLlm();
+    const setup = await setUpRuns(t, fake.baseUrl, { reports: 6 });
+    await fake.close();
+    projectId = rowId(setup.projectId);
+    // No worker runs in this file: the run stays queued while the writer is driven by hand.
+    const run = ok(await t.gql('mutation($i: StartRunInput!) { startRun(input: $i) { run { id } } }', { i: { modelId: setup.modelId, datasetId: setup.datasetId } })).startRun.run;
+    runId = rowId(run.id);
+    reportIds = ((await t.dataSource.query('SELECT id FROM reports WHERE dataset_id = $1 ORDER BY ordinal', [rowId(setup.datasetId)])) as { id: string }[]).map((r) => r.id);
+  });
+  afterAll(() => t.close());
+
+  const row = (reportId: string, extra: Partial<PredictionRow> = {}): PredictionRow => ({
+    projectId,
+    runId,
+    reportId,
+    status: 'SUCCEEDED',
+    values: { diagnosis: 'melanoma' },
+    cells: { diagnosis: { status: 'VALUE', value: 'melanoma' } },
+    parsed: { diagnosis: 'melanoma', note: 'cut \ud800 here' },
+    raw: 'out\u0000put',
+    reasoning: null,
+    samples: null,
+    finishReason: 'stop',
+    latencyMs: 10,
+    promptTokens: 100,
+    completionTokens: 5,
+    attempts: 1,
+    error: null,
+    errorCode: null,
+    inputTruncated: false,
+    ...extra,
+  });
+
+  const writer = () =>
+    new PredictionWriter(poolOf(t.dataSource), {
+      committed: async (p, c) => void published.push([p, c]),
+      runsChanged: async () => undefined,
+      predictionsAdded: async () => undefined,
+      runCancelled: async () => undefined,
+      jobsAvailable: async () => undefined,
+    });
+
+  it('writes each prediction once with its counters; a duplicate is a no-op; NUL and lone surrogates are cleaned', async () => {
+    const w = writer();
+    expect(await Promise.all([w.write(row(reportIds[0]!)), w.write(row(reportIds[1]!))])).toEqual([true, true]);
+    expect(await w.write(row(reportIds[0]!, { values: { diagnosis: 'naevus' } }))).toBe(false);
+    const [run] = await t.dataSource.query('SELECT succeeded_count, prompt_tokens FROM runs WHERE id = $1', [runId]);
+    expect(run).toEqual({ succeeded_count: 2, prompt_tokens: '200' });
+    const [stored] = await t.dataSource.query(`SELECT raw, parsed, "values" FROM predictions WHERE run_id = $1 AND report_id = $2`, [runId, reportIds[0]]);
+    expect(stored).toEqual({ raw: 'output', parsed: { diagnosis: 'melanoma', note: 'cut \ufffd here' }, values: { diagnosis: 'melanoma' } });
+    expect(published.length).toBeGreaterThan(0);
+  });
+
+  it('a row PostgreSQL refuses fails alone: the rest of its batch is written', async () => {
+    const w = writer();
+    const results = await Promise.allSettled([w.write(row(reportIds[2]!)), w.write(row(reportIds[3]!, { latencyMs: 1e12 })), w.write(row(reportIds[4]!))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(isUnstorable((results[1] as PromiseRejectedResult).reason)).toBe(true);
+    const [counts] = await t.dataSource.query(
+      'SELECT r.succeeded_count, (SELECT count(*)::int FROM predictions p WHERE p.run_id = r.id) AS rows FROM runs r WHERE r.id = $1',
+      [runId],
+    );
+    expect(counts).toEqual({ succeeded_count: 4, rows: 4 });
+  });
+});
