@@ -14,6 +14,7 @@ export class RunExecution1764510000000 implements MigrationInterface {
     await q.query('ALTER TABLE predictions ADD COLUMN input_truncated boolean NOT NULL DEFAULT false');
     await q.query('CREATE INDEX predictions_run_created ON predictions (run_id, created_at)');
     await q.query(`ALTER TABLE runs ADD COLUMN warnings jsonb NOT NULL DEFAULT '[]'`);
+    await q.query('ALTER TABLE runs ADD COLUMN paused_ms bigint NOT NULL DEFAULT 0');
     await q.query(`CREATE TABLE job_workers (
       id uuid PRIMARY KEY,
       host text NOT NULL,
@@ -38,6 +39,7 @@ export class RunExecution1764510000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query('DROP TABLE run_endpoint_samples');
     await q.query('DROP TABLE job_workers');
+    await q.query('ALTER TABLE runs DROP COLUMN paused_ms');
     await q.query('ALTER TABLE runs DROP COLUMN warnings');
     await q.query('DROP INDEX predictions_run_created');
     await q.query('ALTER TABLE predictions DROP COLUMN input_truncated');

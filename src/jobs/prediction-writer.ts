@@ -113,7 +113,11 @@ const INSERT = `
         ELSE r.status END,
       finished_at = CASE
         WHEN r.status IN ('QUEUED', 'RUNNING') AND r.succeeded_count + t.succeeded + r.failed_count + t.failed >= r.total_reports THEN now()
-        ELSE r.finished_at END
+        ELSE r.finished_at END,
+      error = CASE
+        WHEN r.status IN ('QUEUED', 'RUNNING') AND r.succeeded_count + t.succeeded = 0 AND r.failed_count + t.failed >= r.total_reports
+          THEN 'every report failed; the errorCode of each prediction says why'
+        ELSE r.error END
     FROM totals t WHERE r.id = t.run_id
     RETURNING r.id, r.experiment_id
   )

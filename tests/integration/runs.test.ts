@@ -175,6 +175,9 @@ describe('executed runs', () => {
     expect(final).toMatchObject({ status: 'SUCCEEDED', progress: { succeeded: REPORTS } });
     expect(await predictionRows(t, run.id)).toHaveLength(REPORTS);
     expect(answered).toBeGreaterThanOrEqual(8);
+    // The half second spent cancelled is not part of the run's time (nor of its per-report pace).
+    const wall = new Date(final.progress.finishedAt).getTime() - new Date(final.progress.startedAt).getTime();
+    expect(final.progress.elapsedMs).toBeLessThanOrEqual(wall - 450);
   });
 
   it('ends a report at its overall deadline, across retries', async () => {
@@ -199,6 +202,10 @@ describe('executed runs', () => {
     await waitForStatus(t, run.id, ['SUCCEEDED']);
     expect((await predictionRows(t, run.id)).map((r) => [r.report, r.values])).toEqual(texts.map((x, i) => [x.externalId, expectedValues(i)]));
     expect(failure(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId, useCaseId: setup.useCaseId, texts } }), 'BAD_USER_INPUT').message).toMatch(/either/);
+    // A run whose every report failed says so.
+    fake.setHandler(() => ({ status: 404, error: 'The model `x` does not exist.' }));
+    const failed = ok(await t.gql(START_RUN, { i: { modelId: setup.modelId, useCaseId: setup.useCaseId, texts } })).startRun.run;
+    expect(await waitForStatus(t, failed.id, ['FAILED', 'PARTIAL', 'SUCCEEDED'])).toMatchObject({ status: 'FAILED', error: expect.stringMatching(/every report failed/) });
     expect(failure(await t.gql(START_RUN, { i: { modelId: setup.modelId, useCaseId: setup.useCaseId, texts: [{ text: 'a' }, { externalId: 'text-1', text: 'b' }] } }), 'BAD_USER_INPUT').message).toMatch(/twice/);
   });
 
@@ -327,14 +334,33 @@ describe('executed runs', () => {
     const other = ok(await t.gql('mutation { createProject(input: { name: "other" }) { project { id } } }')).createProject.project.id;
     const outsider = (await createApiKey(t, other, "ADMIN")).secret;
     failure(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId } }, outsider), 'NOT_FOUND');
-    const [{ id }] = await t.dataSource.query(`SELECT id FROM runs WHERE project_id = $1 LIMIT 1`, [rowId(setup.projectId)]);
-    const runId = Buffer.from(`Run:${id}`).toString('base64url');
+    fake.setHandler(answerFromReport());
+    const runId = ok(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId } })).startRun.run.id as string;
+    await waitForStatus(t, runId, ['SUCCEEDED']);
     failure(await t.gql(CANCEL_RUN, { id: runId }, outsider), 'NOT_FOUND');
     const client = wsClient(t, outsider);
     const error = await collect(client, 'subscription($id: ID!) { runProgress(runId: $id) { status } }', { id: runId }).done.catch((e: { errors?: { extensions?: { code?: string } }[] }) => e);
     await client.dispose();
     expect((error as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('NOT_FOUND');
-    // An imported run has nothing to execute.
-    failure(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId, exampleCount: 99 } }), 'BAD_USER_INPUT');
+    // Settings out of range are refused before anything is queued, with the field named.
+    const base = { modelId: setup.modelId, datasetId: setup.datasetId };
+    for (const [extra, field] of [
+      [{ sampling: { temperature: -1 } }, 'sampling.temperature'],
+      [{ sampling: { topP: 7 } }, 'sampling.topP'],
+      [{ sampling: { maxTokens: -3 } }, 'sampling.maxTokens'],
+      [{ sampling: { seed: -1 } }, 'sampling.seed'],
+      [{ exampleCount: 99 }, 'exampleCount'],
+      [{ deadlineMs: 10 }, 'deadlineMs'],
+      [{ name: '   ' }, 'name'],
+      [{ name: 'x'.repeat(301) }, 'name'],
+    ] as const) {
+      expect(failure(await t.gql(START_RUN, { i: { ...base, ...extra } }), 'BAD_USER_INPUT').extensions!.field).toBe(field);
+    }
+    const grid = { datasetId: setup.datasetId, name: 'g', modelIds: [setup.modelId], strategies: ['ZERO_SHOT'] };
+    const START_EXPERIMENT = `mutation($i: StartExperimentInput!) { startExperiment(input: $i) { experiment { id } } }`;
+    expect(failure(await t.gql(START_EXPERIMENT, { i: { ...grid, thinking: [] } }), 'BAD_USER_INPUT').extensions!.field).toBe('thinking');
+    expect(failure(await t.gql(START_EXPERIMENT, { i: { ...grid, strategies: ['ZERO_SHOT', 'ZERO_SHOT'] } }), 'BAD_USER_INPUT').extensions!.field).toBe('strategies');
+    const [{ n }] = await t.dataSource.query('SELECT count(*)::int AS n FROM runs WHERE status = $1', ['QUEUED']);
+    expect(n).toBe(0);
   });
 });

@@ -90,8 +90,8 @@ export async function startExecutor(t: TestApp, options: Partial<ExecutorOptions
 
 export const RUN_STATE = /* GraphQL */ `
   query($id: ID!) { node(id: $id) { ... on Run {
-    id status warnings config
-    progress { total succeeded failed pending etaMs }
+    id status warnings config error
+    progress { total succeeded failed pending etaMs startedAt finishedAt elapsedMs }
     usage { promptTokens completionTokens meanLatencyMs latencyP50Ms latencyP95Ms secondsPerReport tokensPerSecond tokensPerSecondPerGpu }
     telemetry { samples meanKvCacheUsage meanRunning meanWaiting prefixCacheHitRate endpointGenerationTokensPerSecond tokensPerSecondAtFullCache }
   } } }`;

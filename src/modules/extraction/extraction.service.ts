@@ -71,6 +71,32 @@ function examplesInVariableOrder(prompt: Prompt | null, variables: Variable[]): 
   })) as EnginePromptExample[];
 }
 
+/** The range each sampling parameter may take (what vLLM, SGLang and OpenAI accept). */
+const SAMPLING_RANGES: Record<keyof SamplingParams, { min: number; max: number; integer?: boolean; above?: boolean }> = {
+  temperature: { min: 0, max: 2 },
+  topP: { min: 0, max: 1, above: true },
+  topK: { min: -1, max: 100_000, integer: true },
+  maxTokens: { min: 1, max: 10_000_000, integer: true },
+  seed: { min: 0, max: 2_147_483_647, integer: true },
+  frequencyPenalty: { min: -2, max: 2 },
+  presencePenalty: { min: -2, max: 2 },
+  repetitionPenalty: { min: 0, max: 10, above: true },
+};
+
+/** @throws DomainException BAD_USER_INPUT naming the first parameter out of range. */
+export function checkSampling(sampling: SamplingParams | null | undefined): void {
+  for (const [key, value] of Object.entries(sampling ?? {})) {
+    if (value === null || value === undefined) continue;
+    const range = SAMPLING_RANGES[key as keyof SamplingParams];
+    if (!range) continue;
+    const bad = !Number.isFinite(value) || (range.integer && !Number.isInteger(value)) || value > range.max || (range.above ? value <= range.min : value < range.min);
+    if (bad) {
+      const low = range.above ? `above ${range.min}` : `from ${range.min}`;
+      throw badInput(`sampling.${key} must be ${range.integer ? 'a whole number' : 'a number'} ${low} ${range.above ? 'and at most' : 'to'} ${range.max}`, { field: `sampling.${key}` });
+    }
+  }
+}
+
 function definedSampling(sampling: SamplingParams | null | undefined): EngineSampling & { seed?: number } {
   const out: Record<string, number> = {};
   for (const [key, value] of Object.entries(sampling ?? {})) if (typeof value === 'number') out[key] = value;
@@ -138,6 +164,10 @@ export class ExtractionService {
     bounded('contextLimitTokens', settings.contextLimitTokens, 10_000_000);
     bounded('stepTimeoutMs', settings.stepTimeoutMs, 3_600_000);
     bounded('deadlineMs', settings.deadlineMs, MAX_DEADLINE_MS, 1000);
+    checkSampling(settings.sampling);
+    for (const [i, t] of (settings.temperatures ?? []).entries()) {
+      if (!Number.isFinite(t) || t < 0 || t > 2) throw badInput(`temperatures[${i}] must be from 0 to 2`, { field: 'temperatures' });
+    }
     const warnings: string[] = [];
     // The prompt's imported model config (MedicalRecordLLM model YAML) is the experiment's
     // setting: it refines the model's defaults; what the request says wins over both.

@@ -20,6 +20,17 @@ import { PromptStrategy, Run, RunSource, RunStatus } from './run.entity';
 
 export const MAX_AD_HOC_TEXTS = 50_000;
 export const MAX_EXPERIMENT_RUNS = 1000;
+export const MAX_NAME_LENGTH = 300;
+
+/** A name given by the caller: trimmed, not empty, not too long; undefined when none was given. */
+function givenName(name: string | null | undefined, field: string): string | undefined {
+  if (name === null || name === undefined) return undefined;
+  const trimmed = name.trim();
+  if (!trimmed) throw badInput(`${field} must not be empty (leave it out for the default)`, { field });
+  if (trimmed.length > MAX_NAME_LENGTH) throw badInput(`${field} is longer than ${MAX_NAME_LENGTH} characters`, { field });
+  if (containsNul(trimmed)) throw badInput(`${field} contains a NUL character`, { field });
+  return trimmed;
+}
 
 const ACTIVE = [RunStatus.QUEUED, RunStatus.RUNNING];
 
@@ -62,7 +73,7 @@ export class RunExecutionService {
     }
     const target = await this.extraction.target(principal, useCaseId, ids.modelId, ids.promptId);
     const { snapshot, warnings } = this.snapshot(target, input);
-    const name = input.name?.trim() || `${target.model.servedName} · ${strategyLabel(input)}`;
+    const name = givenName(input.name, 'name') ?? `${target.model.servedName} · ${strategyLabel(input)}`;
     const run = await this.dataSource.transaction(async (manager) => {
       const scopeDataset = dataset ?? (await this.adHocDataset(manager, target, name, texts!));
       return this.createRun(manager, target, scopeDataset, null, name, input.strategy, snapshot, warnings);
@@ -73,19 +84,19 @@ export class RunExecutionService {
 
   async startExperiment(principal: Principal, input: StartExperimentInput, ids: { datasetId: string; modelIds: string[]; promptIds: (string | null)[] }) {
     const dataset = await this.datasets.get(principal, ids.datasetId, Role.EDITOR);
-    const name = input.name.trim();
+    const name = givenName(input.name, 'name') ?? '';
     if (!name) throw badInput('name must not be empty', { field: 'name' });
     const unique = <T>(values: T[], field: string): T[] => {
-      if (values.length === 0) throw badInput(`${field} must not be empty`, { field });
+      if (values.length === 0) throw badInput(`${field} must not be empty (leave it out for the default)`, { field });
       if (new Set(values).size !== values.length) throw badInput(`${field} lists a value twice`, { field });
       return values;
     };
     const modelIds = unique(ids.modelIds, 'modelIds');
-    const promptIds = unique(ids.promptIds.length > 0 ? ids.promptIds : [null], 'promptIds');
+    const promptIds = unique(input.promptIds ? ids.promptIds : [null], 'promptIds');
     const strategies = unique(input.strategies, 'strategies');
-    const thinking = unique<boolean | null>(input.thinking && input.thinking.length > 0 ? input.thinking : [null], 'thinking');
-    const constrained = unique(input.constrained && input.constrained.length > 0 ? input.constrained : [false], 'constrained');
-    const guided = unique(input.guided && input.guided.length > 0 ? input.guided : [true], 'guided');
+    const thinking = unique<boolean | null>(input.thinking ?? [null], 'thinking');
+    const constrained = unique(input.constrained ?? [false], 'constrained');
+    const guided = unique(input.guided ?? [true], 'guided');
     const size = modelIds.length * promptIds.length * strategies.length * thinking.length * constrained.length * guided.length;
     if (size > MAX_EXPERIMENT_RUNS) throw badInput(`The grid has ${size} runs; at most ${MAX_EXPERIMENT_RUNS} are allowed in one experiment`, { field: 'modelIds' });
 
@@ -233,6 +244,8 @@ export class RunExecutionService {
          completion_tokens = c.completion_tokens, latency_ms_sum = c.latency,
          status = CASE WHEN $2::int > 0 THEN 'QUEUED' WHEN c.failed = 0 THEN 'SUCCEEDED' WHEN c.succeeded = 0 THEN 'FAILED' ELSE 'PARTIAL' END,
          finished_at = CASE WHEN $2::int > 0 THEN NULL ELSE coalesce(r.finished_at, now()) END,
+         paused_ms = r.paused_ms + CASE WHEN $2::int > 0 AND r.started_at IS NOT NULL AND r.finished_at IS NOT NULL
+                                        THEN (extract(epoch FROM now() - r.finished_at) * 1000)::bigint ELSE 0 END,
          error = NULL
        FROM (SELECT count(*) FILTER (WHERE status = 'SUCCEEDED') AS succeeded, count(*) FILTER (WHERE status = 'FAILED') AS failed,
                     coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens,

@@ -7,7 +7,7 @@ export const RECENT_WINDOW_SECONDS = 60;
 
 export function elapsedMs(run: Run): number | null {
   if (!run.startedAt) return null;
-  return (run.finishedAt ?? new Date()).getTime() - run.startedAt.getTime();
+  return Math.max(0, (run.finishedAt ?? new Date()).getTime() - run.startedAt.getTime() - (run.pausedMs ?? 0));
 }
 
 /**

@@ -37,7 +37,7 @@ export class RunProgress {
   @Field(() => Int) pending!: number;
   @Field(() => DateTimeScalar, { nullable: true }) startedAt!: Date | null;
   @Field(() => DateTimeScalar, { nullable: true }) finishedAt!: Date | null;
-  @Field(() => Int, { nullable: true, description: 'Milliseconds from start to finish (or to now while running).' })
+  @Field(() => Int, { nullable: true, description: 'Milliseconds from start to finish (or to now while running), time spent cancelled before a resume left out.' })
   elapsedMs!: number | null;
   @Field(() => Int, { nullable: true, description: 'Estimated milliseconds left, from the pace so far.' })
   etaMs!: number | null;
@@ -124,6 +124,10 @@ export class Run extends Node {
 
   @Column({ name: 'latency_ms_sum', type: 'bigint', default: 0, transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
   latencyMsSum!: number;
+
+  /** Time the run spent cancelled before it was resumed: not part of its elapsed time. */
+  @Column({ name: 'paused_ms', type: 'bigint', default: 0, transformer: { to: (v: number) => v, from: (v: string) => Number(v) } })
+  pausedMs!: number;
 
   @Field(() => DateTimeScalar, { nullable: true })
   @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
