@@ -28,7 +28,7 @@ import { EndpointLane, WorkerBudget, type BreakerOptions, DEFAULT_BREAKER } from
 import { EndpointSlots } from './endpoint-slots';
 import { safePublisher, type RunEventListener, type RunEventPublisher } from './events';
 import { describeFailure, ExecutorAbort, redact } from './failure';
-import { isUnstorable, PredictionWriter, type PredictionRow } from './prediction-writer';
+import { emptyRow, isUnstorable, PredictionWriter, succeededRow, type PredictionRow } from './prediction-writer';
 import { CHUNK_SIZE, poolOf, type JobQueue, type RunItem } from './queue';
 import { readMetrics, SAMPLE_INTERVAL_MS, storeSample } from './telemetry';
 
@@ -555,50 +555,11 @@ export class RunExecutor {
       });
     }
   }
-
   private base(runtime: RunRuntime, reportId: string): PredictionRow {
-    return {
-      projectId: runtime.projectId,
-      runId: runtime.runId,
-      reportId,
-      status: 'FAILED',
-      values: null,
-      cells: {},
-      parsed: null,
-      raw: null,
-      reasoning: null,
-      samples: null,
-      finishReason: null,
-      latencyMs: null,
-      promptTokens: null,
-      completionTokens: null,
-      attempts: 1,
-      error: null,
-      errorCode: null,
-      inputTruncated: false,
-    };
+    return emptyRow({ projectId: runtime.projectId, runId: runtime.runId, reportId });
   }
 
   private succeeded(runtime: RunRuntime, reportId: string, result: ExtractionResult): PredictionRow {
-    const skipped = new Set(result.skipped);
-    const cells: Record<string, unknown> = {};
-    for (const [key, cell] of Object.entries(result.cells)) cells[key] = skipped.has(key) ? { ...cell, skipped: true } : cell;
-    const joined = (x: string | string[] | null): string | null => (x === null ? null : Array.isArray(x) ? x.filter((s) => s).join('\n\n') || null : x);
-    return {
-      ...this.base(runtime, reportId),
-      status: 'SUCCEEDED',
-      values: result.values,
-      cells,
-      parsed: result.json,
-      raw: joined(result.raw),
-      reasoning: joined(result.reasoning),
-      samples: (result.samples ?? result.steps ?? null) as unknown[] | null,
-      finishReason: result.finishReason,
-      latencyMs: Math.round(result.latencyMs),
-      promptTokens: result.promptTokens,
-      completionTokens: result.completionTokens,
-      attempts: result.attempts,
-      inputTruncated: result.inputTruncated,
-    };
+    return succeededRow({ projectId: runtime.projectId, runId: runtime.runId, reportId }, result);
   }
 }

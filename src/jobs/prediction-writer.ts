@@ -12,6 +12,7 @@
  * idle, a prediction is written the moment it finishes.
  */
 import type { Pool, PoolClient } from 'pg';
+import type { ExtractionResult } from '../extraction/types';
 import type { RunChange, RunEventPublisher } from './events';
 
 export interface PredictionRow {
@@ -35,11 +36,64 @@ export interface PredictionRow {
   inputTruncated: boolean;
 }
 
-interface InsertedRow {
+export interface InsertedRow {
   id: string;
   run_id: string;
   report_id: string;
   experiment_id: string | null;
+}
+
+/** Which prediction a row is: of which run, for which report. */
+export interface RowKey {
+  projectId: string;
+  runId: string;
+  reportId: string;
+}
+
+/** A FAILED row with nothing in it yet. */
+export function emptyRow(key: RowKey): PredictionRow {
+  return {
+    ...key,
+    status: 'FAILED',
+    values: null,
+    cells: {},
+    parsed: null,
+    raw: null,
+    reasoning: null,
+    samples: null,
+    finishReason: null,
+    latencyMs: null,
+    promptTokens: null,
+    completionTokens: null,
+    attempts: 1,
+    error: null,
+    errorCode: null,
+    inputTruncated: false,
+  };
+}
+
+/** The row of a report the strategy answered: cells (skipped ones marked), outputs, usage. */
+export function succeededRow(key: RowKey, result: ExtractionResult): PredictionRow {
+  const skipped = new Set(result.skipped);
+  const cells: Record<string, unknown> = {};
+  for (const [k, cell] of Object.entries(result.cells)) cells[k] = skipped.has(k) ? { ...cell, skipped: true } : cell;
+  const joined = (x: string | string[] | null): string | null => (x === null ? null : Array.isArray(x) ? x.filter((s) => s).join('\n\n') || null : x);
+  return {
+    ...emptyRow(key),
+    status: 'SUCCEEDED',
+    values: result.values,
+    cells,
+    parsed: result.json,
+    raw: joined(result.raw),
+    reasoning: joined(result.reasoning),
+    samples: (result.samples ?? result.steps ?? null) as unknown[] | null,
+    finishReason: result.finishReason,
+    latencyMs: Math.round(result.latencyMs),
+    promptTokens: result.promptTokens,
+    completionTokens: result.completionTokens,
+    attempts: result.attempts,
+    inputTruncated: result.inputTruncated,
+  };
 }
 
 const MAX_BATCH = 500;
@@ -123,6 +177,37 @@ const INSERT = `
   )
   SELECT i.id, i.run_id, i.report_id, u.experiment_id FROM inserted i JOIN updated u ON u.id = i.run_id`;
 
+function insertParameters(rows: PredictionRow[]): unknown[] {
+  return [
+    rows.map((r) => r.projectId),
+    rows.map((r) => r.runId),
+    rows.map((r) => r.reportId),
+    rows.map((r) => r.status),
+    rows.map((r) => json(r.values)),
+    rows.map((r) => json(r.cells)),
+    rows.map((r) => json(r.parsed)),
+    rows.map((r) => text(r.raw)),
+    rows.map((r) => text(r.reasoning)),
+    rows.map((r) => json(r.samples)),
+    rows.map((r) => text(r.finishReason)),
+    rows.map((r) => r.latencyMs),
+    rows.map((r) => r.promptTokens),
+    rows.map((r) => r.completionTokens),
+    rows.map((r) => r.attempts),
+    rows.map((r) => text(r.error)),
+    rows.map((r) => r.errorCode),
+    rows.map((r) => r.inputTruncated),
+  ];
+}
+
+/**
+ * The writer's statement inside a caller's transaction (one run's rows): inserts what is new
+ * and adds it to the run's counters. Returns the rows inserted.
+ */
+export async function insertPredictions(query: (sql: string, params: unknown[]) => Promise<unknown>, rows: PredictionRow[]): Promise<InsertedRow[]> {
+  return (await query(INSERT, insertParameters(rows))) as InsertedRow[];
+}
+
 export class PredictionWriter {
   private queue: Pending[] = [];
   private flushing: Promise<void> | undefined;
@@ -188,27 +273,8 @@ export class PredictionWriter {
     return inserted;
   }
 
-  private async commit(rows: PredictionRow[]): Promise<{ id: string; run_id: string; report_id: string; experiment_id: string | null }[]> {
-    const params = [
-      rows.map((r) => r.projectId),
-      rows.map((r) => r.runId),
-      rows.map((r) => r.reportId),
-      rows.map((r) => r.status),
-      rows.map((r) => json(r.values)),
-      rows.map((r) => json(r.cells)),
-      rows.map((r) => json(r.parsed)),
-      rows.map((r) => text(r.raw)),
-      rows.map((r) => text(r.reasoning)),
-      rows.map((r) => json(r.samples)),
-      rows.map((r) => text(r.finishReason)),
-      rows.map((r) => r.latencyMs),
-      rows.map((r) => r.promptTokens),
-      rows.map((r) => r.completionTokens),
-      rows.map((r) => r.attempts),
-      rows.map((r) => text(r.error)),
-      rows.map((r) => r.errorCode),
-      rows.map((r) => r.inputTruncated),
-    ];
+  private async commit(rows: PredictionRow[]): Promise<InsertedRow[]> {
+    const params = insertParameters(rows);
     const runIds = [...new Set(rows.map((r) => r.runId))].sort();
     for (let attempt = 1; ; attempt++) {
       const client: PoolClient = await this.pool.connect();

@@ -8,6 +8,7 @@ import {
   lastUserText,
   predictionRows,
   reportText,
+  RUN_VARIABLES,
   runState,
   setUpRuns,
   startExecutor,
@@ -326,6 +327,33 @@ describe('executed runs', () => {
     const text = JSON.stringify(first.messages);
     const positions = names.map((n) => text.indexOf(`Report ${n.slice(3)}:`));
     expect(positions.every((p) => p >= 0)).toBe(true);
+  });
+
+  it('extract can keep its result as a prediction of the dataset run of its settings, to be scored later', async () => {
+    fake.setHandler(answerFromReport());
+    const EXTRACT = `mutation($i: ExtractInput!) { extract(input: $i) { status values prediction { id status values report { externalId } } } }`;
+    const call = (id: string, i: number, extra: Record<string, unknown> = {}) =>
+      t.gql(EXTRACT, { i: { modelId: setup.modelId, useCaseId: setup.useCaseId, text: reportText(i), reportId: id, store: { datasetId: setup.datasetId }, ...extra } });
+    const first = ok(await call('svc-1', 101)).extract;
+    expect(first).toMatchObject({ status: 'SUCCEEDED', values: expectedValues(101), prediction: { status: 'SUCCEEDED', values: expectedValues(101), report: { externalId: 'svc-1' } } });
+    ok(await call('svc-2', 102));
+    // The same report twice in the same run, or another text under an existing id, is refused.
+    expect(failure(await call('svc-2', 102), 'CONFLICT').message).toMatch(/already has a prediction/);
+    expect(failure(await call('svc-1', 103), 'CONFLICT').message).toMatch(/another text/);
+    // Other settings: another run.
+    ok(await call('svc-1', 101, { sampling: { temperature: 0.3 } }));
+    const runs = (await t.dataSource.query(`SELECT name, total_reports, succeeded_count, status FROM runs WHERE name LIKE '%(extract calls)' ORDER BY created_at`)) as Record<string, unknown>[];
+    expect(runs).toEqual([
+      { name: 'fake-model · ZERO_SHOT (extract calls)', total_reports: 2, succeeded_count: 2, status: 'SUCCEEDED' },
+      { name: 'fake-model · ZERO_SHOT (extract calls)', total_reports: 1, succeeded_count: 1, status: 'SUCCEEDED' },
+    ]);
+    const [{ n }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM reports WHERE dataset_id = $1 AND external_id LIKE 'svc-%'`, [rowId(setup.datasetId)]);
+    expect(n).toBe(2);
+    // A dataset of another use case is refused before the endpoint is called.
+    fake.clearRequests();
+    const otherUseCase = ok(await t.gql(`mutation($i: CreateUseCaseInput!) { createUseCase(input: $i) { useCase { id } } }`, { i: { projectId: setup.projectId, name: 'other', variables: RUN_VARIABLES } })).createUseCase.useCase.id;
+    expect(failure(await t.gql(EXTRACT, { i: { modelId: setup.modelId, useCaseId: otherUseCase, text: 'x', store: { datasetId: setup.datasetId } } }), 'BAD_USER_INPUT').extensions!.field).toBe('store.datasetId');
+    expect(fake.chatRequests()).toHaveLength(0);
   });
 
   it('keeps the API contract: roles, tenants, coded errors over WebSocket', async () => {

@@ -2,7 +2,7 @@ import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from '
 import { JSONScalar } from '../../graphql/scalars';
 import { SamplingParams } from '../endpoint/model.entity';
 import { Prompt } from '../prompt/prompt.entity';
-import { PredictedField, PredictionStatus } from '../run/prediction.entity';
+import { PredictedField, Prediction, PredictionStatus } from '../run/prediction.entity';
 import { PromptStrategy } from '../run/run.entity';
 import { UseCase } from '../use-case/use-case.entity';
 
@@ -49,7 +49,13 @@ export class StrategySettingsInput extends RunSettingsInput {
   @Field({ defaultValue: true, description: 'With the rich system prompt (guided) or without it (zero-shot, RADS paper).' }) guided!: boolean;
 }
 
-@InputType({ description: 'One report through a model with a strategy; nothing is stored.' })
+@InputType({ description: "Where an extract call's result is kept, to be scored later." })
+export class ExtractStoreInput {
+  @Field(() => ID, { description: 'A dataset of the use case: the text becomes (or is) its report.' }) datasetId!: string;
+  @Field(() => String, { nullable: true, description: 'The report id in the dataset; default: reportId.' }) externalId?: string | null;
+}
+
+@InputType({ description: 'One report through a model with a strategy; nothing is stored unless asked (store).' })
 export class ExtractInput extends StrategySettingsInput {
   @Field(() => ID) modelId!: string;
   @Field(() => ID) useCaseId!: string;
@@ -57,6 +63,12 @@ export class ExtractInput extends StrategySettingsInput {
   promptId?: string | null;
   @Field() text!: string;
   @Field({ defaultValue: 'report', description: 'Shown to the model as the report id.' }) reportId!: string;
+  @Field(() => ExtractStoreInput, {
+    nullable: true,
+    description:
+      "Keep the result as a prediction: the text is added to the dataset (or found there by its id, with the same text) and the prediction goes to the dataset's run of these settings (one per model × prompt × settings, created on first use), so service calls can be scored like any run. Give service calls a dataset of their own: the other runs of a dataset have no prediction for the texts added to it.",
+  })
+  store?: ExtractStoreInput | null;
 }
 
 @ObjectType()
@@ -82,6 +94,7 @@ export class ExtractPayload {
   @Field(() => JSONScalar, { nullable: true, description: 'Self-consistency samples, each with its temperature and answer.' }) samples!: unknown;
   @Field(() => JSONScalar, { nullable: true, description: 'Prompt-graph steps with status, keys and answers.' }) steps!: unknown;
   @Field(() => [String], { description: 'Variables a prompt-graph condition skipped (they took their default).' }) skipped!: string[];
+  @Field(() => Prediction, { nullable: true, description: 'The stored prediction, when store was given.' }) prediction!: Prediction | null;
 }
 
 @InputType()

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { exportFrameworkPromptYaml, importFrameworkConfig, type FrameworkModelConfig } from '../../extraction/config-yaml';
 import { ExtractionError } from '../../extraction/errors';
@@ -7,24 +8,28 @@ import { RUN_SNAPSHOT_VERSION, strategyContext, type RunSnapshot } from '../../e
 import { runStrategy } from '../../extraction/strategies';
 import { DEFAULT_EXAMPLE_COUNT } from '../../extraction/strategies/common';
 import { describeFailure, ExecutorAbort, redact } from '../../jobs/failure';
+import { emptyRow, insertPredictions, succeededRow, type PredictionRow, type RowKey } from '../../jobs/prediction-writer';
+import { decodeId } from '../../graphql/node';
+import { Dataset } from '../dataset/dataset.entity';
+import { containsNul } from '../imports/text-checks';
+import { PromptStrategy, Run, RunSource, RunStatus } from '../run/run.entity';
 import type { ContextLimit, ExtractionVariable, PromptExample as EnginePromptExample, PromptParts, SamplingParams as EngineSampling } from '../../extraction/types';
-import { badInput, notFound } from '../../graphql/errors';
+import { badInput, conflict, notFound } from '../../graphql/errors';
 import { LlmError } from '../../llm/llm-error';
 import { Role } from '../api-key/api-key.entity';
-import { requireRole, type Principal } from '../api-key/principal';
+import { canSee, requireRole, type Principal } from '../api-key/principal';
 import { InvalidCategory } from '../annotation/annotation.entity';
 import type { EndpointService } from '../endpoint/endpoint.service';
 import { EndpointKind, type Endpoint } from '../endpoint/endpoint.entity';
 import type { Model, SamplingParams } from '../endpoint/model.entity';
 import { Prompt } from '../prompt/prompt.entity';
-import { PredictionStatus, type PredictedField } from '../run/prediction.entity';
-import { PromptStrategy } from '../run/run.entity';
+import { Prediction, PredictionStatus, type PredictedField } from '../run/prediction.entity';
 import type { VariableInput } from '../use-case/use-case.input';
 import { UseCase } from '../use-case/use-case.entity';
 import type { UseCaseService } from '../use-case/use-case.service';
 import { toSpec } from '../use-case/variable-spec';
 import { Variable, VariableType, type VariableExtractionMeta } from '../use-case/variable.entity';
-import type { ExtractInput, ExtractPayload, ImportUseCaseConfigInput, StrategySettingsInput } from './extraction.input';
+import type { ExtractInput, ExtractPayload, ExtractStoreInput, ImportUseCaseConfigInput, StrategySettingsInput } from './extraction.input';
 
 /** The engine's view of a stored variable. */
 export function toExtractionVariable(variable: Variable, useCase: UseCase): ExtractionVariable {
@@ -264,6 +269,7 @@ export class ExtractionService {
   async extract(principal: Principal, useCaseId: string, modelId: string, promptId: string | null, input: ExtractInput, signal?: AbortSignal): Promise<ExtractPayload> {
     const target = await this.target(principal, useCaseId, modelId, promptId);
     if (!input.text.trim()) throw badInput('text must not be empty', { field: 'text' });
+    const store = input.store ? await this.storeTarget(principal, target, input.store, input.reportId, input.text) : null;
     const { snapshot, warnings } = this.snapshot(target, { ...input, contextLimitTokens: input.contextLimitTokens ?? null });
     const apiKey = this.endpoints.connections.apiKeyOf(target.endpoint);
     const started = performance.now();
@@ -283,7 +289,9 @@ export class ExtractionService {
         };
       });
       const list = (x: string | string[] | null) => (x === null ? [] : Array.isArray(x) ? x : [x]);
+      const prediction = store ? await this.storePrediction(target, snapshot, warnings, store, (key) => succeededRow(key, result)) : null;
       return {
+        prediction,
         status: PredictionStatus.SUCCEEDED,
         error: null,
         errorCode: null,
@@ -312,9 +320,21 @@ export class ExtractionService {
       const cause = reason instanceof ExtractionError ? (reason.cause ?? reason) : reason;
       if (!(cause instanceof LlmError) && !(cause instanceof ExtractionError) && !(cause instanceof ExecutorAbort)) throw error;
       const failure = describeFailure(cause, snapshot.deadlineMs, 1);
+      const latencyMs = Math.round(performance.now() - started);
+      const message = redact(failure.message, [apiKey]);
+      const prediction = store
+        ? await this.storePrediction(target, snapshot, warnings, store, (key) => ({
+            ...emptyRow(key),
+            latencyMs,
+            attempts: failure.attempts,
+            error: message,
+            errorCode: failure.code,
+          }))
+        : null;
       return {
+        prediction,
         status: PredictionStatus.FAILED,
-        error: redact(failure.message, [apiKey]),
+        error: message,
         errorCode: failure.code,
         warnings,
         values: {},
@@ -326,7 +346,7 @@ export class ExtractionService {
         finishReason: null,
         truncated: false,
         inputTruncated: false,
-        latencyMs: Math.round(performance.now() - started),
+        latencyMs,
         promptTokens: null,
         completionTokens: null,
         attempts: failure.attempts,
@@ -336,6 +356,86 @@ export class ExtractionService {
         skipped: [],
       };
     }
+  }
+
+  /** The dataset an extract call stores into, checked before the endpoint is called. */
+  private async storeTarget(principal: Principal, target: ExtractionTarget, store: ExtractStoreInput, reportId: string, text: string) {
+    const datasetId = decodeId(store.datasetId, 'Dataset', 'store.datasetId');
+    const dataset = await this.dataSource.getRepository(Dataset).findOneBy({ id: datasetId });
+    if (!dataset || !canSee(principal, dataset.projectId)) throw notFound('Dataset');
+    if (dataset.useCaseId !== target.useCase.id) throw badInput('The dataset belongs to another use case', { field: 'store.datasetId' });
+    const externalId = (store.externalId ?? reportId).trim();
+    if (!externalId || externalId.length > 512 || containsNul(externalId)) {
+      throw badInput('store.externalId must be 1 to 512 characters without NUL', { field: 'store.externalId' });
+    }
+    if (containsNul(text)) throw badInput('text contains a NUL character', { field: 'text' });
+    return { dataset, externalId, text };
+  }
+
+  /**
+   * One transaction: the report (added, or found with the same text), the dataset's run of these
+   * settings (found by a fingerprint of the snapshot, or created), and the prediction with the
+   * run's counters. A report that already has a prediction in that run is a CONFLICT.
+   */
+  private async storePrediction(
+    target: ExtractionTarget,
+    snapshot: RunSnapshot,
+    warnings: string[],
+    store: { dataset: Dataset; externalId: string; text: string },
+    rowOf: (key: RowKey) => PredictionRow,
+  ): Promise<Prediction> {
+    const { dataset, externalId, text } = store;
+    const fingerprint = createHash('sha256').update(JSON.stringify(snapshot)).digest('hex');
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query('SELECT id FROM datasets WHERE id = $1 FOR UPDATE', [dataset.id]);
+      const [existing] = (await manager.query('SELECT id, text FROM reports WHERE dataset_id = $1 AND external_id = $2', [dataset.id, externalId])) as { id: string; text: string }[];
+      if (existing && existing.text !== text) throw conflict(`The dataset has a report "${externalId.slice(0, 80)}" with another text`, { field: 'store.externalId' });
+      const reportId =
+        existing?.id ??
+        ((await manager.query(
+          `INSERT INTO reports (project_id, dataset_id, ordinal, external_id, text, metadata)
+           SELECT $1, $2, coalesce(max(ordinal) + 1, 0), $3, $4, '{}'::jsonb FROM reports WHERE dataset_id = $2 RETURNING id`,
+          [dataset.projectId, dataset.id, externalId, text],
+        )) as { id: string }[])[0]!.id;
+      const runs = manager.getRepository(Run);
+      let run = await runs
+        .createQueryBuilder('r')
+        .setLock('pessimistic_write')
+        .where("r.dataset_id = :d AND r.source = 'EXECUTED' AND r.config->>'extractFingerprint' = :f", { d: dataset.id, f: fingerprint })
+        .getOne();
+      if (!run) {
+        const now = new Date();
+        run = await runs.save(
+          runs.create({
+            projectId: dataset.projectId,
+            useCaseId: dataset.useCaseId,
+            datasetId: dataset.id,
+            modelId: target.model.id,
+            promptId: target.prompt?.id ?? null,
+            experimentId: null,
+            name: `${target.model.servedName} · ${snapshot.strategy} (extract calls)`,
+            strategy: snapshot.strategy as PromptStrategy,
+            config: { ...snapshot, extractFingerprint: fingerprint },
+            status: RunStatus.SUCCEEDED,
+            source: RunSource.EXECUTED,
+            totalReports: 0,
+            startedAt: now,
+            finishedAt: now,
+            error: null,
+            warnings,
+          }),
+        );
+      }
+      const inserted = await insertPredictions((sql, params) => manager.query(sql, params), [rowOf({ projectId: dataset.projectId, runId: run.id, reportId })]);
+      if (inserted.length === 0) throw conflict(`Report "${externalId.slice(0, 80)}" already has a prediction of these settings`, { field: 'store.externalId' });
+      await manager.query(
+        `UPDATE runs SET total_reports = total_reports + 1, finished_at = now(),
+           status = CASE WHEN failed_count = 0 THEN 'SUCCEEDED' WHEN succeeded_count = 0 THEN 'FAILED' ELSE 'PARTIAL' END
+         WHERE id = $1`,
+        [run.id],
+      );
+      return manager.getRepository(Prediction).findOneByOrFail({ id: inserted[0]!.id });
+    });
   }
 
   private async promptFor(useCase: UseCase, promptId: string | null): Promise<Prompt | null> {
