@@ -49,16 +49,31 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
 
   const formatError = createErrorFormatter((correlationId, error) => logger.error({ correlationId, err: error }, 'unexpected error'));
   const wsServer = new WebSocketServer({ server, path: '/graphql' });
+  /**
+   * The key of a WebSocket operation: the connection's `Authorization` parameter, or the
+   * operation's own `extensions.headers.Authorization` (what GraphiQL sends from its Headers tab).
+   */
+  const wsKey = (connectionParams: Record<string, unknown> | undefined, extensions: Record<string, unknown> | undefined | null): string | undefined => {
+    const params = connectionParams ?? {};
+    const fromConnection = params['Authorization'] ?? params['authorization'];
+    if (typeof fromConnection === 'string') return fromConnection;
+    const headers = (extensions?.['headers'] ?? {}) as Record<string, unknown>;
+    const fromOperation = headers['Authorization'] ?? headers['authorization'];
+    return typeof fromOperation === 'string' ? fromOperation : undefined;
+  };
   const wsCleanup = useServer<Record<string, unknown>>(
     {
       schema,
-      context: async (ctx): Promise<GraphQLContext> => {
-        const params = ctx.connectionParams ?? {};
-        const header = (params.Authorization ?? params.authorization) as string | undefined;
-        const principal = await services.apiKeys.authenticate(header);
+      context: async (ctx, _id, payload): Promise<GraphQLContext> => {
+        const principal = await services.apiKeys.authenticate(wsKey(ctx.connectionParams, payload.extensions));
         return createContext(dataSource, services, logger, principal);
       },
-      onSubscribe: (_ctx, _id, payload) => {
+      onSubscribe: async (ctx, _id, payload) => {
+        try {
+          await services.apiKeys.authenticate(wsKey(ctx.connectionParams, payload.extensions));
+        } catch (error) {
+          return [unauthenticated(error)];
+        }
         try {
           checkQueryCost(parse(payload.query), payload.operationName, payload.variables ?? {});
         } catch (error) {
@@ -73,10 +88,14 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         return { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) };
       },
       onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatError(error.toJSON(), error)),
+      // A connection may come without a key (GraphiQL sends it with each operation); a key that
+      // is given must be valid.
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
+        const key = params['Authorization'] ?? params['authorization'];
+        if (key === undefined) return true;
         try {
-          await services.apiKeys.authenticate((params.Authorization ?? params.authorization) as string | undefined);
+          await services.apiKeys.authenticate(key as string);
           return true;
         } catch {
           return false;

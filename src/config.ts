@@ -15,14 +15,19 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
-const environmentSchema = z.object({
-  PORT: z
+/** A whole number with a default when unset or blank, checked against its range. */
+function wholeNumber(fallback: string, digits: number, message: string, min: number, max: number) {
+  return z
     .string()
     .optional()
-    .transform((v) => (v === undefined || v.trim() === '' ? '4000' : v.trim()))
-    .pipe(z.string().regex(/^\d{1,5}$/, 'must be a port number'))
+    .transform((v) => (v === undefined || v.trim() === '' ? fallback : v.trim()))
+    .pipe(z.string().regex(new RegExp(`^\\d{1,${digits}}$`), message))
     .transform(Number)
-    .pipe(z.number().int().max(65535, 'must be at most 65535')),
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+}
+
+const environmentSchema = z.object({
+  PORT: wholeNumber('4000', 5, 'must be a port number', 0, 65535),
   DATABASE_URL: optionalText.pipe(
     z
       .string()
@@ -33,20 +38,8 @@ const environmentSchema = z.object({
   ADMIN_API_KEY: optionalText.pipe(z.string().min(24, 'must be at least 24 characters').optional()),
   SEED_DEMO: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'true' : v)).pipe(booleanFlag),
   WORKER: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'true' : v)).pipe(booleanFlag),
-  WORKER_CONCURRENCY: z
-    .string()
-    .optional()
-    .transform((v) => (v === undefined || v.trim() === '' ? '256' : v.trim()))
-    .pipe(z.string().regex(/^\d{1,5}$/, 'must be a whole number'))
-    .transform(Number)
-    .pipe(z.number().int().min(1, 'must be at least 1').max(4096, 'must be at most 4096')),
-  JOB_LEASE_SECONDS: z
-    .string()
-    .optional()
-    .transform((v) => (v === undefined || v.trim() === '' ? '900' : v.trim()))
-    .pipe(z.string().regex(/^\d{1,6}$/, 'must be a whole number of seconds'))
-    .transform(Number)
-    .pipe(z.number().int().min(10, 'must be at least 10').max(86_400, 'must be at most 86400')),
+  WORKER_CONCURRENCY: wholeNumber('256', 5, 'must be a whole number', 1, 4096),
+  JOB_LEASE_SECONDS: wholeNumber('900', 6, 'must be a whole number of seconds', 10, 86_400),
   SECRET_KEY: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LOG_LEVEL: z
     .string()
@@ -78,6 +71,19 @@ export class ConfigError extends Error {
   readonly code = 'INVALID_CONFIGURATION';
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** The configuration, or, when it is bad, the problems on stderr and exit status 2. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
   }
 }
 

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import { createApp } from './app';
-import { ConfigError, loadConfig } from './config';
+import { loadConfigOrExit } from './config';
 import { openDatabase } from './db/data-source';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres';
 import { createLogger } from './logger';
@@ -12,16 +12,7 @@ import type { RunExecutor } from './jobs/executor';
 import { seedDemo } from './seeds/demo-seed';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(2);
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
   const started = Date.now();
 

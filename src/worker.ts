@@ -4,7 +4,7 @@
  * so it can decrypt the endpoints' API keys.
  */
 import 'reflect-metadata';
-import { ConfigError, loadConfig } from './config';
+import { loadConfigOrExit } from './config';
 import { openDatabase } from './db/data-source';
 import { queueOptions } from './jobs/queue';
 import { createLogger } from './logger';
@@ -13,19 +13,14 @@ import { createServices } from './services';
 import { startWorker } from './worker-process';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-    if (!config.databaseUrl) throw new ConfigError(['DATABASE_URL: a worker process needs the database of the servers it works for']);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(2);
-    }
-    throw error;
+  const config = loadConfigOrExit();
+  if (!config.databaseUrl) {
+    process.stderr.write('Invalid configuration:\n  - DATABASE_URL: a worker process needs the database of the servers it works for\n');
+    process.exit(2);
   }
+  const databaseUrl = config.databaseUrl;
   const logger = createLogger(config.logLevel);
-  const dataSource = await openDatabase({ url: config.databaseUrl });
+  const dataSource = await openDatabase({ url: databaseUrl });
   const services = createServices(dataSource, {
     secretKey: resolveSecretKey(config, logger),
     queue: queueOptions(config.jobLeaseSeconds),

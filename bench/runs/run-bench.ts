@@ -14,18 +14,12 @@
  * one prediction per report, counters equal to the rows.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import 'reflect-metadata';
-import { createApp } from '../../src/app';
-import { openDatabase } from '../../src/db/data-source';
-import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
-import { createLogger } from '../../src/logger';
+import { BENCH_SECRET_KEY, startBenchServer } from '../support/bench-server';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const SECRET = 'bench-secret-key-of-reportql';
 const TICKS_PER_SECOND = 100;
 
 function option(name: string): string | undefined {
@@ -81,7 +75,7 @@ function startWorker(databaseUrl: string): ChildProcess {
   const profile = option('profile');
   return spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), 'dist/src/worker.js'], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: databaseUrl, SECRET_KEY: SECRET, LOG_LEVEL: 'warn', WORKER_CONCURRENCY: '256' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, SECRET_KEY: BENCH_SECRET_KEY, LOG_LEVEL: 'warn', WORKER_CONCURRENCY: '256' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
 }
@@ -98,24 +92,9 @@ function reportText(i: number): string {
 
 async function main(): Promise<void> {
   const only = option('only');
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'reportql-run-bench-'));
-  const database = await startEmbeddedPostgres({ dir, database: 'bench' });
-  const dataSource = await openDatabase({ url: database.url });
-  const app = await createApp(dataSource, createLogger('warn'), { secretKey: SECRET });
-  const port = await app.listen(0, '127.0.0.1');
-  const key = `rql_bench_${Date.now()}_admin_key_xxxxxxxx`;
-  await app.services.apiKeys.ensureServerAdmin(key);
-  const gql = async (query: string, variables: Record<string, unknown> = {}): Promise<any> => {
-    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await response.json()) as { data?: any; errors?: unknown[] };
-    if (body.errors) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  };
-  const worker = startWorker(database.url);
+  const server = await startBenchServer();
+  const { gql, dataSource } = server;
+  const worker = startWorker(server.databaseUrl);
   const fakes: ChildProcess[] = [];
   const projectId = (await gql('mutation { createProject(input: { name: "bench" }) { project { id } } }')).createProject.project.id;
   const useCaseId = (
@@ -201,10 +180,7 @@ async function main(): Promise<void> {
     worker.kill('SIGTERM');
     for (const f of fakes) f.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
-    await app.close();
-    await dataSource.destroy();
-    await database.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await server.close();
   }
 }
 

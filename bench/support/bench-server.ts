@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { DataSource } from 'typeorm';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,25 +8,32 @@ import { openDatabase } from '../../src/db/data-source';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createLogger } from '../../src/logger';
 
+export const BENCH_SECRET_KEY = 'bench-secret-key-of-reportql';
+
 export interface BenchServer {
   port: number;
+  /** The embedded database's URL (for worker processes) and the server's data source. */
+  databaseUrl: string;
+  dataSource: DataSource;
   /** POST /graphql with the server admin key; throws on GraphQL errors. */
-  gql(query: string, variables: Record<string, unknown>): Promise<any>;
+  gql(query: string, variables?: Record<string, unknown>): Promise<any>;
   close(): Promise<void>;
 }
 
 /** The real server on a fresh embedded PostgreSQL in a temporary folder, for benchmarks. */
-export async function startBenchServer(): Promise<BenchServer> {
+export async function startBenchServer(options: { secretKey?: string } = {}): Promise<BenchServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'reportql-bench-'));
   const database = await startEmbeddedPostgres({ dir, database: 'bench' });
   const dataSource = await openDatabase({ url: database.url });
-  const app = await createApp(dataSource, createLogger('warn'), { secretKey: 'bench-secret-key-of-reportql' });
+  const app = await createApp(dataSource, createLogger('warn'), { secretKey: options.secretKey ?? BENCH_SECRET_KEY });
   const port = await app.listen(0, '127.0.0.1');
   const key = `rql_bench_${Date.now()}_admin_key_xxxxxxxx`;
   await app.services.apiKeys.ensureServerAdmin(key);
   return {
     port,
-    async gql(query, variables) {
+    databaseUrl: database.url,
+    dataSource,
+    async gql(query, variables = {}) {
       const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },

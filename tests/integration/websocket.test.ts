@@ -43,6 +43,23 @@ describe('graphql-ws on /graphql', () => {
     expect(result.data).toEqual({ viewer: { serverAdmin: true } });
   });
 
+  it("takes the key from the operation's extensions.headers, as GraphiQL sends it from its Headers tab", async () => {
+    const client = createClient({ url: `ws://127.0.0.1:${t.port}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+    const run = (extensions: Record<string, unknown>) =>
+      new Promise<{ data?: any; errors?: any[] }>((resolve) => {
+        let result: { data?: any; errors?: any[] } = {};
+        client.subscribe(
+          { query: '{ viewer { serverAdmin } }', extensions },
+          { next: (value) => void (result = value as typeof result), error: (errors) => resolve({ errors: errors as any[] }), complete: () => resolve(result) },
+        );
+      });
+    expect(await run({ headers: { Authorization: `Bearer ${t.adminKey}` } })).toEqual({ data: { viewer: { serverAdmin: true } } });
+    const refused = await run({});
+    expect(refused.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect((await run({ headers: { Authorization: 'Bearer rql_not_a_key' } })).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    await client.dispose();
+  });
+
   it('refuses a connection without a valid key', async () => {
     await expect(query(`ws://127.0.0.1:${t.port}/graphql`, 'rql_not_a_key', '{ viewer { serverAdmin } }')).rejects.toBeDefined();
     await expect(query(`ws://127.0.0.1:${t.port}/graphql`, null, '{ viewer { serverAdmin } }')).rejects.toBeDefined();
