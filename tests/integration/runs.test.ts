@@ -24,6 +24,8 @@ const CANCEL_RUN = /* GraphQL */ `mutation($id: ID!) { cancelRun(input: { runId:
 const RESUME_RUN = /* GraphQL */ `mutation($id: ID!) { resumeRun(input: { runId: $id }) { run { id status } retried queued } }`;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A stalled endpoint's wait: it must not keep the test process alive after the tests. */
+const stall = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 describe('executed runs', () => {
   let t: TestApp;
@@ -150,7 +152,7 @@ describe('executed runs', () => {
     let answered = 0;
     fake.setHandler(async (body) => {
       const i = Number(/Report (\d+):/.exec(lastUserText(body))?.[1]);
-      if (i >= 8) await sleep(60_000);
+      if (i >= 8) await stall(60_000);
       answered++;
       return answerFromReport()(body);
     });
@@ -184,7 +186,7 @@ describe('executed runs', () => {
   it('ends a report at its overall deadline, across retries', async () => {
     fake.setHandler(async (body) => {
       const i = Number(/Report (\d+):/.exec(lastUserText(body))?.[1]);
-      if (i === 0) return { delayMs: 30_000, content: '{}' };
+      if (i === 0) return { delayMs: 5_000, content: '{}' };
       return answerFromReport()(body);
     });
     const run = ok(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId, deadlineMs: 1500 } })).startRun.run;
