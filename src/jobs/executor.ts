@@ -424,7 +424,8 @@ export class RunExecutor {
         await this.work(jobId, item, priority, leaseSeconds, claimed + leaseSeconds * 1000, runtime, uncount);
       } finally {
         runtime.items--;
-        if (runtime.items === 0) this.runtimes.delete(runtime.runId);
+        // A run resumed after a cancel has a new runtime by now: only this one's own entry goes.
+        if (runtime.items === 0 && this.runtimes.get(runtime.runId) === runtime) this.runtimes.delete(runtime.runId);
       }
     } finally {
       uncount(counted);
