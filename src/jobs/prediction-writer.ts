@@ -102,7 +102,7 @@ const MAX_BATCH = 500;
  * seconds at the endpoint, so a few milliseconds more before they are stored cost nothing, and
  * under load they turn one transaction per prediction into one per batch.
  */
-const GATHER_MS = 5;
+const GATHER_MS = 20;
 
 interface Pending {
   row: PredictionRow;
