@@ -99,8 +99,9 @@ export function succeededRow(key: RowKey, result: ExtractionResult): PredictionR
 const MAX_BATCH = 500;
 /**
  * How long a commit waits for more predictions to join it. Reports take tens of milliseconds to
- * seconds at the endpoint, so a few milliseconds more before they are stored cost nothing, and
- * under load they turn one transaction per prediction into one per batch.
+ * seconds at the endpoint, so 20 ms more before they are stored cost nothing, and under load
+ * they turn one transaction per prediction into one per batch (bench/RESULTS.md: PostgreSQL's
+ * CPU per prediction fell from 0.56 to 0.47 ms against 5 ms, at 100 ms endpoint latency).
  */
 const GATHER_MS = 20;
 
