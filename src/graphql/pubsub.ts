@@ -97,10 +97,6 @@ export class PgEventBus implements RunEventPublisher, RunEventListener {
     return this.publishAll(changes.map((c) => ({ kind: 'run', runId: c.runId, experimentId: c.experimentId })));
   }
 
-  predictionsAdded(runId: string, predictionIds: readonly string[]): Promise<void> {
-    return this.publishAll(predictionEvents(runId, predictionIds));
-  }
-
   committed(predictions: readonly { runId: string; ids: readonly string[] }[], changes: readonly RunChange[]): Promise<void> {
     return this.publishAll([
       ...predictions.flatMap((p) => predictionEvents(p.runId, p.ids)),

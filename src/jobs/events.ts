@@ -13,8 +13,6 @@ export interface RunChange {
 export interface RunEventPublisher {
   /** Counters or status of these runs changed (after the commit). */
   runsChanged(changes: readonly RunChange[]): Promise<void>;
-  /** Predictions of a run were committed. */
-  predictionsAdded(runId: string, predictionIds: readonly string[]): Promise<void>;
   /** What one commit of the prediction writer changed: its predictions and its runs, in one message round. */
   committed(predictions: readonly { runId: string; ids: readonly string[] }[], changes: readonly RunChange[]): Promise<void>;
   /** A run was cancelled: workers abort its calls in flight. */
@@ -41,7 +39,6 @@ export function safePublisher(publisher: RunEventPublisher, onError: (error: unk
     };
   return {
     runsChanged: guard((changes) => publisher.runsChanged(changes)),
-    predictionsAdded: guard((runId, ids) => publisher.predictionsAdded(runId, ids)),
     committed: guard((predictions, changes) => publisher.committed(predictions, changes)),
     runCancelled: guard((runId) => publisher.runCancelled(runId)),
     jobsAvailable: guard(() => publisher.jobsAvailable()),

@@ -51,7 +51,6 @@ describe('the prediction writer', () => {
     new PredictionWriter(poolOf(t.dataSource), {
       committed: async (p, c) => void published.push([p, c]),
       runsChanged: async () => undefined,
-      predictionsAdded: async () => undefined,
       runCancelled: async () => undefined,
       jobsAvailable: async () => undefined,
     });

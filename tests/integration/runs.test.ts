@@ -296,7 +296,7 @@ describe('executed runs', () => {
   it('a run completes when publishing its events fails: events are never worth a prediction', async () => {
     await worker.stop();
     const refuse = () => Promise.reject(new Error('NOTIFY refused'));
-    worker = await startExecutor(t, {}, { runsChanged: refuse, predictionsAdded: refuse, committed: refuse, runCancelled: refuse, jobsAvailable: refuse });
+    worker = await startExecutor(t, {}, { runsChanged: refuse, committed: refuse, runCancelled: refuse, jobsAvailable: refuse });
     fake.setHandler(answerFromReport());
     const run = ok(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId } })).startRun.run;
     const state = await waitForStatus(t, run.id, ['SUCCEEDED', 'PARTIAL', 'FAILED']);
