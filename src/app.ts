@@ -6,7 +6,7 @@ import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/dis
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import { GraphQLError, parse } from 'graphql';
-import { checkQueryCost } from './graphql/query-cost';
+import { checkQueryCost, MAX_QUERY_TOKENS } from './graphql/query-cost';
 import { useServer } from 'graphql-ws/use/ws';
 import type { DataSource } from 'typeorm';
 import { WebSocketServer } from 'ws';
@@ -75,7 +75,15 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
           return [unauthenticated(error)];
         }
         try {
-          checkQueryCost(parse(payload.query), payload.operationName, payload.variables ?? {});
+          let document;
+          try {
+            document = parse(payload.query, { maxTokens: MAX_QUERY_TOKENS });
+          } catch (error) {
+            const message = error instanceof GraphQLError ? error.message : 'The query is not valid GraphQL';
+            return [new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+          }
+          // Over WebSocket every operation must fit the limit before it runs (no CostMeter).
+          checkQueryCost(schema, document, payload.operationName, payload.variables ?? {}, { metered: false });
         } catch (error) {
           if (error instanceof GraphQLError) return [error];
           throw error;
@@ -109,6 +117,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     schema,
     formatError,
     introspection: true,
+    parseOptions: { maxTokens: MAX_QUERY_TOKENS },
     plugins: [
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginDrainHttpServer({ httpServer: server }),
@@ -116,7 +125,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         async requestDidStart() {
           return {
             async didResolveOperation(request) {
-              checkQueryCost(request.document, request.operationName, request.request.variables ?? {});
+              const meter = checkQueryCost(schema, request.document, request.operationName, request.request.variables ?? {});
+              if (meter) request.contextValue.costMeter = meter;
             },
           };
         },

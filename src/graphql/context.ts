@@ -1,3 +1,4 @@
+import type { CostMeter } from './query-cost';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../logger';
 import type { Principal } from '../modules/api-key/principal';
@@ -11,6 +12,8 @@ export interface GraphQLContext {
   logger: Logger;
   /** Aborted when the HTTP client goes away (absent for WebSocket operations). */
   signal?: AbortSignal;
+  /** Set for a query whose estimate assumed lists fuller than they may be (query-cost.ts). */
+  costMeter?: CostMeter;
 }
 
 export function createContext(

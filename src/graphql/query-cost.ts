@@ -1,14 +1,30 @@
 import {
   GraphQLError,
+  getNamedType,
+  getNullableType,
+  isCompositeType,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isListType,
+  isObjectType,
+  isUnionType,
   Kind,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValueNode,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
+  TypeNameMetaFieldDef,
 } from 'graphql';
-import { DEFAULT_PAGE_SIZE } from './connection';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './connection';
 
 /**
  * Fields that compute statistics: each costs as much as loading this many objects per 1000
@@ -19,6 +35,76 @@ export const STATISTICS_COST = 5_000;
 
 export const MAX_QUERY_COST = 500_000;
 export const MAX_QUERY_DEPTH = 15;
+/** Aliased fields in one document (200,000 aliases of one field would build 200,000 answers). */
+export const MAX_QUERY_ALIASES = 1_000;
+/** Lexical tokens in one document: parsing stops at the first token past the limit. */
+export const MAX_QUERY_TOKENS = 20_000;
+
+/**
+ * The length assumed for each list field that is not a connection: the most items it holds in
+ * practice, from the limits on what is stored. The estimate is an upper bound before execution;
+ * during execution the real length replaces it (CostMeter). Every list field of the schema must
+ * be listed here (a test walks the schema), so a new list is priced when it is added.
+ */
+export const LIST_SIZES: Readonly<Record<string, number>> = {
+  // Annotators of a dataset, and one annotation per annotator of a report.
+  'AgreementSummary.annotators': 20,
+  'Dataset.annotators': 20,
+  'Report.annotations': 20,
+  // Variables of a use case, and what is listed per variable.
+  'UseCase.variables': 200,
+  'AgreementSummary.variables': 200,
+  'RunScores.variables': 200,
+  'Prediction.fields': 200,
+  'ExtractPayload.fields': 200,
+  'ExtractPayload.skipped': 200,
+  'VariableAgreement.pairs': 190,
+  'RunScores.invalid': 6,
+  'VariableScore.invalid': 6,
+  'Variable.options': 100,
+  'Variable.missingTokens': 20,
+  'UseCase.missingTokens': 20,
+  'UseCase.tags': 20,
+  'VariableCondition.values': 100,
+  // Models an endpoint serves (the probe keeps at most this many).
+  'Endpoint.models': 1_000,
+  'RegisterEndpointPayload.models': 1_000,
+  'RefreshEndpointPayload.models': 1_000,
+  'GroupSummary.models': 100,
+  // Runs of a ranking or of an experiment's grid.
+  'Ranking.entries': 1_000,
+  'ExperimentPayload.runs': 1_000,
+  'StartExperimentPayload.runs': 1_000,
+  'Project.groupSummary': 20,
+  'Project.apiKeys': 100,
+  'Prompt.examples': 20,
+  // Texts and notes.
+  'ExtractPayload.raw': 20,
+  'ExtractPayload.reasoning': 20,
+  'ExtractPayload.warnings': 20,
+  'Run.warnings': 20,
+  'ImportAnnotationsPayload.unknownColumns': 100,
+  'ImportUseCaseConfigPayload.warnings': 100,
+  'VarianceDecomposition.components': 10,
+  'VarianceDecomposition.warnings': 20,
+};
+
+/** How a list field of the query is priced: its assumed length and the cost of one item. */
+export interface ListPrice {
+  assumed: number;
+  perItem: number;
+}
+
+export interface QueryCostPlan {
+  /** Upper estimate of the objects the request makes the server build. */
+  cost: number;
+  depth: number;
+  aliases: number;
+  /** Cost of everything outside lists: what is built whatever the lists turn out to hold. */
+  outsideLists: number;
+  /** The price of every list and connection field node of the document. */
+  lists: Map<FieldNode, ListPrice>;
+}
 
 function argumentValue(value: ValueNode, variables: Record<string, unknown>): unknown {
   if (value.kind === Kind.VARIABLE) return variables[value.name.value];
@@ -37,63 +123,277 @@ function resamplesOf(field: FieldNode, variables: Record<string, unknown>): numb
   return typeof resamples === 'number' && Number.isFinite(resamples) ? resamples : 1000;
 }
 
+/** Page size of a connection as its resolver will use it (an invalid `first` is refused there). */
+function pageSizeOf(field: FieldNode, variables: Record<string, unknown>): number {
+  const first = field.arguments?.find((a) => a.name.value === 'first');
+  const value = first ? argumentValue(first.value, variables) : undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value)) return DEFAULT_PAGE_SIZE;
+  return Math.min(Math.max(Math.floor(value), 0), MAX_PAGE_SIZE);
+}
+
+export function isConnectionType(type: GraphQLNamedType): boolean {
+  if (!isObjectType(type) || !type.name.endsWith('Connection')) return false;
+  const fields = type.getFields();
+  return 'edges' in fields && 'nodes' in fields;
+}
+
 /**
- * An upper estimate of how much a request makes the server load: every object counts 1, every
- * statistics field STATISTICS_COST, and a connection multiplies what is below it by its page size
- * (`first`, default 50). Introspection fields (`__schema`, `__type`) are free.
+ * Lengths of introspection lists, from the schema itself: the number of types and directives,
+ * and the mean length of each per-type list (the total over the schema spread over the types
+ * that have one), so that `types { fields { … } }` costs the fields the schema has, while every
+ * further level of `type { fields }` multiplies again.
  */
-export function estimateQueryCost(
+function introspectionSizes(schema: GraphQLSchema): Record<string, number> {
+  const lists = { fields: [0, 0], args: [0, 0], interfaces: [0, 0], possibleTypes: [0, 0], enumValues: [0, 0], inputFields: [0, 0] };
+  const add = (list: keyof typeof lists, length: number): void => {
+    lists[list][0]! += length;
+    lists[list][1]! += 1;
+  };
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (isObjectType(type) || isInterfaceType(type)) {
+      const fields = Object.values(type.getFields());
+      add('fields', fields.length);
+      for (const field of fields) add('args', field.args.length);
+      add('interfaces', type.getInterfaces().length);
+    }
+    if (isInterfaceType(type) || isUnionType(type)) add('possibleTypes', schema.getPossibleTypes(type).length);
+    if (isEnumType(type)) add('enumValues', type.getValues().length);
+    if (isInputObjectType(type)) add('inputFields', Object.keys(type.getFields()).length);
+  }
+  for (const directive of schema.getDirectives()) add('args', directive.args.length);
+  const mean = (list: keyof typeof lists): number => Math.max(1, Math.ceil(lists[list][0]! / Math.max(1, lists[list][1]!)));
+  return {
+    '__Schema.types': Object.keys(schema.getTypeMap()).length,
+    '__Schema.directives': schema.getDirectives().length,
+    '__Type.fields': mean('fields'),
+    '__Type.inputFields': mean('inputFields'),
+    '__Type.interfaces': mean('interfaces'),
+    '__Type.possibleTypes': mean('possibleTypes'),
+    '__Type.enumValues': mean('enumValues'),
+    '__Field.args': mean('args'),
+    '__Directive.args': mean('args'),
+    '__Directive.locations': 19,
+  };
+}
+
+const introspectionCache = new WeakMap<GraphQLSchema, Record<string, number>>();
+
+/**
+ * Prices a request in one pass over its document (each fragment once, whatever the number of
+ * places it is spread in): every field counts 1, every statistics field STATISTICS_COST, and a
+ * list multiplies what is below it by its length (a connection's `first`, default 50; any other
+ * list its LIST_SIZES entry).
+ */
+export function planQueryCost(
+  schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Record<string, unknown>,
-): { cost: number; depth: number } {
+): QueryCostPlan {
   const fragments = new Map<string, FragmentDefinitionNode>();
   let operation: OperationDefinitionNode | undefined;
+  let aliases = 0;
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
     if (definition.kind === Kind.OPERATION_DEFINITION && (!operationName || definition.name?.value === operationName)) operation ??= definition;
   }
-  if (!operation) return { cost: 0, depth: 0 };
+  const lists = new Map<FieldNode, ListPrice>();
+  if (!operation) return { cost: 0, depth: 0, aliases: 0, outsideLists: 0, lists };
+  let introspection = introspectionCache.get(schema);
+  if (!introspection) {
+    introspection = introspectionSizes(schema);
+    introspectionCache.set(schema, introspection);
+  }
+  const sizes = introspection;
 
-  let maxDepth = 0;
-  const visit = (selectionSet: SelectionSetNode, depth: number, seen: Set<string>): number => {
-    maxDepth = Math.max(maxDepth, depth);
-    let total = 0;
+  /** cost: everything; outside: the part not below any list; depth: levels below the set. */
+  interface Price {
+    cost: number;
+    outside: number;
+    depth: number;
+  }
+  const fragmentPrices = new Map<string, Price | 'visiting'>();
+  const countedAliases = new Set<FieldNode>();
+
+  const visit = (selectionSet: SelectionSetNode, parent: GraphQLCompositeType | undefined, spread: Set<string>): Price => {
+    const price: Price = { cost: 0, outside: 0, depth: 0 };
     for (const selection of selectionSet.selections) {
-      if (selection.kind === Kind.FIELD) total += fieldCost(selection, depth, seen);
-      else if (selection.kind === Kind.INLINE_FRAGMENT) total += visit(selection.selectionSet, depth, seen);
-      else {
-        const fragment = fragments.get(selection.name.value);
-        if (fragment && !seen.has(fragment.name.value)) total += visit(fragment.selectionSet, depth, new Set([...seen, fragment.name.value]));
+      let part: Price;
+      if (selection.kind === Kind.FIELD) part = fieldPrice(selection, parent);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const condition = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
+        part = visit(selection.selectionSet, condition && isCompositeType(condition) ? condition : undefined, spread);
+      } else {
+        // A fragment spread twice in one selection is executed once, as graphql-js collects fields.
+        const name = selection.name.value;
+        if (spread.has(name)) continue;
+        spread.add(name);
+        part = fragmentPrice(name);
       }
+      price.cost += part.cost;
+      price.outside += part.outside;
+      price.depth = Math.max(price.depth, part.depth);
     }
-    return total;
+    return price;
   };
-  const fieldCost = (field: FieldNode, depth: number, seen: Set<string>): number => {
-    if (field.name.value.startsWith('__')) return 0;
-    const own = STATISTICS_FIELDS.has(field.name.value) ? STATISTICS_COST * Math.max(1, resamplesOf(field, variables) / 1000) : 1;
-    const below = field.selectionSet ? visit(field.selectionSet, depth + 1, seen) : 0;
-    const first = field.arguments?.find((a) => a.name.value === 'first');
-    const isConnection = first !== undefined || field.selectionSet?.selections.some((s) => s.kind === Kind.FIELD && (s.name.value === 'edges' || s.name.value === 'nodes'));
-    const size = first ? Number(argumentValue(first.value, variables) ?? DEFAULT_PAGE_SIZE) : DEFAULT_PAGE_SIZE;
-    return own + (isConnection ? Math.max(size, 1) * below : below);
+
+  const fragmentPrice = (name: string): Price => {
+    const known = fragmentPrices.get(name);
+    // A cycle of fragments is refused by validation; it adds nothing here.
+    if (known === 'visiting') return { cost: 0, outside: 0, depth: 0 };
+    if (known) return known;
+    const fragment = fragments.get(name);
+    if (!fragment) return { cost: 0, outside: 0, depth: 0 };
+    fragmentPrices.set(name, 'visiting');
+    const condition = schema.getType(fragment.typeCondition.name.value);
+    const price = visit(fragment.selectionSet, condition && isCompositeType(condition) ? condition : undefined, new Set());
+    fragmentPrices.set(name, price);
+    return price;
   };
-  const cost = visit(operation.selectionSet, 1, new Set());
-  return { cost, depth: maxDepth };
+
+  const fieldPrice = (node: FieldNode, parent: GraphQLCompositeType | undefined): Price => {
+    if (node.alias && !countedAliases.has(node)) {
+      countedAliases.add(node);
+      aliases += 1;
+    }
+    const name = node.name.value;
+    const definition: GraphQLField<unknown, unknown> | undefined =
+      name === '__schema'
+        ? SchemaMetaFieldDef
+        : name === '__type'
+          ? TypeMetaFieldDef
+          : name === '__typename'
+            ? TypeNameMetaFieldDef
+            : parent && 'getFields' in parent
+              ? parent.getFields()[name]
+              : undefined;
+    const type = definition ? getNullableType(definition.type) : undefined;
+    const named = definition ? getNamedType(definition.type) : undefined;
+    const childParent = named && isCompositeType(named) ? named : undefined;
+    const own = STATISTICS_FIELDS.has(name) && parent && !parent.name.startsWith('__') ? STATISTICS_COST * Math.max(1, resamplesOf(node, variables) / 1000) : 1;
+
+    if (named && isConnectionType(named) && node.selectionSet) {
+      // edges and nodes hold one item per row of the page; pageInfo and totalCount are built once.
+      let perItem = 0;
+      let once = 0;
+      let outside = 0;
+      let depth = 0;
+      const connection = named as GraphQLCompositeType;
+      const spread = new Set<string>();
+      const collect = (selectionSet: SelectionSetNode): void => {
+        for (const selection of selectionSet.selections) {
+          if (selection.kind === Kind.FIELD) {
+            const inner = fieldPrice(selection, connection);
+            depth = Math.max(depth, inner.depth);
+            if (selection.name.value === 'edges' || selection.name.value === 'nodes') perItem += inner.cost;
+            else {
+              once += inner.cost;
+              outside += inner.outside;
+            }
+          } else if (selection.kind === Kind.INLINE_FRAGMENT) collect(selection.selectionSet);
+          else if (!spread.has(selection.name.value)) {
+            spread.add(selection.name.value);
+            const fragment = fragments.get(selection.name.value);
+            if (fragment) collect(fragment.selectionSet);
+          }
+        }
+      };
+      collect(node.selectionSet);
+      const assumed = pageSizeOf(node, variables);
+      lists.set(node, { assumed, perItem });
+      return { cost: own + once + assumed * perItem, outside: own + outside, depth: depth + 1 };
+    }
+
+    const below = node.selectionSet ? visit(node.selectionSet, childParent, new Set()) : { cost: 0, outside: 0, depth: 0 };
+    const itemCost = own + below.cost;
+    if (type && isListType(type) && parent && !isConnectionType(parent)) {
+      const key = `${parent.name}.${name}`;
+      const assumed = LIST_SIZES[key] ?? sizes[key] ?? DEFAULT_PAGE_SIZE;
+      // Each item counts: a list of 1,000 scalars builds 1,000 values.
+      lists.set(node, { assumed, perItem: itemCost });
+      return { cost: 1 + assumed * itemCost, outside: 1, depth: below.depth + 1 };
+    }
+    if (type && isListType(type)) {
+      // edges / nodes of a connection: priced by the connection field.
+      return { cost: itemCost, outside: 0, depth: below.depth + 1 };
+    }
+    return { cost: itemCost, outside: own + below.outside, depth: below.depth + 1 };
+  };
+
+  const root =
+    operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'subscription' ? schema.getSubscriptionType() : schema.getQueryType();
+  const price = visit(operation.selectionSet, root ?? undefined, new Set());
+  return { cost: price.cost, depth: price.depth, aliases, outsideLists: price.outside, lists };
 }
 
-/** BAD_USER_INPUT when a request is deeper or larger than the server answers in one go. */
-export function checkQueryCost(document: DocumentNode, operationName: string | null | undefined, variables: Record<string, unknown>): void {
-  const { cost, depth } = estimateQueryCost(document, operationName, variables);
-  if (depth > MAX_QUERY_DEPTH) {
-    throw new GraphQLError(`The query is ${depth} levels deep; at most ${MAX_QUERY_DEPTH} are answered`, {
-      extensions: { code: 'BAD_USER_INPUT', depth, maxDepth: MAX_QUERY_DEPTH, http: { status: 400 } },
+function tooCostly(cost: number): GraphQLError {
+  return new GraphQLError(
+    `The query may load about ${Math.round(cost)} objects; at most ${MAX_QUERY_COST} are answered in one request: ask for smaller pages (first) or page with after`,
+    { extensions: { code: 'BAD_USER_INPUT', cost: Math.round(cost), maxCost: MAX_QUERY_COST, http: { status: 400 } } },
+  );
+}
+
+/** BAD_USER_INPUT when a request is deeper or has more aliases than the server answers. */
+function checkShape(plan: QueryCostPlan): void {
+  if (plan.depth > MAX_QUERY_DEPTH) {
+    throw new GraphQLError(`The query is ${plan.depth} levels deep; at most ${MAX_QUERY_DEPTH} are answered`, {
+      extensions: { code: 'BAD_USER_INPUT', depth: plan.depth, maxDepth: MAX_QUERY_DEPTH, http: { status: 400 } },
     });
   }
-  if (cost > MAX_QUERY_COST) {
-    throw new GraphQLError(
-      `The query may load about ${cost} objects; at most ${MAX_QUERY_COST} are answered in one request: ask for smaller pages (first) or page with after`,
-      { extensions: { code: 'BAD_USER_INPUT', cost, maxCost: MAX_QUERY_COST, http: { status: 400 } } },
-    );
+  if (plan.aliases > MAX_QUERY_ALIASES) {
+    throw new GraphQLError(`The query has ${plan.aliases} aliases; at most ${MAX_QUERY_ALIASES} are answered`, {
+      extensions: { code: 'BAD_USER_INPUT', aliases: plan.aliases, maxAliases: MAX_QUERY_ALIASES, http: { status: 400 } },
+    });
+  }
+}
+
+/**
+ * Checks a request before it runs. A request within MAX_QUERY_COST runs as it is. A query whose
+ * estimate is larger, because lists are assumed full, runs with a CostMeter that replaces each
+ * assumed length by the real one as lists load and stops it once the known cost passes the
+ * limit. A mutation or subscription must fit before it runs: nothing is written for a refusal;
+ * so must every operation when `metered` is false (WebSocket operations run without a meter).
+ */
+export function checkQueryCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown>,
+  { metered = true }: { metered?: boolean } = {},
+): CostMeter | undefined {
+  const plan = planQueryCost(schema, document, operationName, variables);
+  checkShape(plan);
+  if (plan.cost <= MAX_QUERY_COST) return undefined;
+  const operation = document.definitions.find(
+    (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION && (!operationName || d.name?.value === operationName),
+  );
+  if (!metered || operation?.operation !== 'query' || plan.outsideLists > MAX_QUERY_COST) throw tooCostly(plan.cost);
+  return new CostMeter(plan);
+}
+
+/**
+ * The cost of a running query, refined with the lengths of its lists as they load: a list at the
+ * top (no list above it) adds its real length times the cost of one item; a list inside an item
+ * of another list replaces the length that item assumed for it.
+ */
+export class CostMeter {
+  private known: number;
+
+  constructor(private readonly plan: QueryCostPlan) {
+    this.known = plan.outsideLists;
+  }
+
+  get cost(): number {
+    return this.known;
+  }
+
+  /** Accounts for a list of `length` items at `fieldNodes`; throws once the cost passes the limit. */
+  settle(fieldNodes: readonly FieldNode[], insideList: boolean, length: number): void {
+    for (const node of fieldNodes) {
+      const price = this.plan.lists.get(node);
+      if (!price) continue;
+      this.known += (insideList ? length - price.assumed : length) * price.perItem;
+    }
+    if (this.known > MAX_QUERY_COST) throw tooCostly(this.known);
   }
 }

@@ -1,45 +1,153 @@
-import { getIntrospectionQuery, parse } from 'graphql';
-import { estimateQueryCost, MAX_QUERY_COST } from '../../../src/graphql/query-cost';
+import { getIntrospectionQuery, getNullableType, isListType, isObjectType, parse, type GraphQLSchema } from 'graphql';
+import { buildReportQlSchema } from '../../../src/graphql/schema';
+import {
+  checkQueryCost,
+  CostMeter,
+  isConnectionType,
+  LIST_SIZES,
+  MAX_QUERY_ALIASES,
+  MAX_QUERY_COST,
+  MAX_QUERY_TOKENS,
+  planQueryCost,
+} from '../../../src/graphql/query-cost';
 
-const cost = (query: string, variables: Record<string, unknown> = {}) => estimateQueryCost(parse(query), null, variables);
+let schema: GraphQLSchema;
+beforeAll(async () => {
+  schema = await buildReportQlSchema();
+});
+
+const plan = (query: string, variables: Record<string, unknown> = {}) => planQueryCost(schema, parse(query), null, variables);
+const cost = (query: string, variables: Record<string, unknown> = {}) => plan(query, variables).cost;
+
+/** A query with `n` fragments, each spreading the previous one twice: 2^n paths through them. */
+function doublingFragments(n: number): string {
+  const fragments = [`fragment F0 on UseCase { id name }`];
+  for (let k = 1; k <= n; k += 1) fragments.push(`fragment F${k} on UseCase { ...F${k - 1} a${k}: runs(first: 1) { nodes { useCase { ...F${k - 1} } } } }`);
+  return `{ projects(first: 1) { nodes { useCases(first: 1) { nodes { ...F${n} } } } } } ${fragments.join(' ')}`;
+}
 
 describe('query cost', () => {
   it('counts objects, multiplying by the page size of each connection', () => {
-    expect(cost('{ viewer { serverAdmin } }').cost).toBe(2);
+    expect(cost('{ viewer { serverAdmin } }')).toBe(2);
     // projects(first: 5): 1 + 5 × (nodes 1 + name 1)
-    expect(cost('{ projects(first: 5) { nodes { name } } }').cost).toBe(1 + 5 * 2);
+    expect(cost('{ projects(first: 5) { nodes { name } } }')).toBe(1 + 5 * 2);
     // nested: useCases default page 50
-    expect(cost('{ projects(first: 2) { nodes { useCases { nodes { id } } } } }').cost).toBe(1 + 2 * (1 + (1 + 50 * 2)));
+    expect(cost('{ projects(first: 2) { nodes { useCases { nodes { id } } } } }')).toBe(1 + 2 * (1 + (1 + 50 * 2)));
+    // pageInfo and totalCount are built once per connection, not once per row
+    expect(cost('{ projects(first: 5) { totalCount pageInfo { hasNextPage } nodes { name } } }')).toBe(1 + 1 + 2 + 5 * 2);
   });
 
-  it('reads page sizes from variables', () => {
+  it('reads page sizes from variables and takes them as the resolver will', () => {
     const query = 'query($n: Int) { projects(first: $n) { nodes { name } } }';
-    expect(cost(query, { n: 10 }).cost).toBe(1 + 10 * 2);
-    expect(cost(query, {}).cost).toBe(1 + 50 * 2);
+    expect(cost(query, { n: 10 })).toBe(1 + 10 * 2);
+    expect(cost(query, {})).toBe(1 + 50 * 2);
+    // first above 200 is refused by the resolver; it is priced as 200
+    expect(cost(query, { n: 1e9 })).toBe(1 + 200 * 2);
   });
 
   it('weighs statistics fields and follows fragments', () => {
     const query = `query { node(id: "x") { ...U } } fragment U on UseCase { runs(first: 10) { nodes { scores { validity } } } }`;
-    expect(cost(query).cost).toBe(1 + 1 + 10 * (1 + (5000 + 1)));
+    expect(cost(query)).toBe(1 + 1 + 10 * (1 + (5000 + 1)));
   });
 
   it('makes statistics with more resamples cost more, also through variables', () => {
     const literal = '{ node(id: "x") { ... on Run { scores(options: { resamples: 10000 }) { validity } } } }';
-    expect(cost(literal).cost).toBe(1 + 50_000 + 1);
+    expect(cost(literal)).toBe(1 + 50_000 + 1);
     const variable = 'query($o: StatsOptions) { node(id: "x") { ... on Run { scores(options: $o) { validity } } } }';
-    expect(cost(variable, { o: { resamples: 2000 } }).cost).toBe(1 + 10_000 + 1);
-    // ten aliased expensive computations in one request are refused
+    expect(cost(variable, { o: { resamples: 2000 } })).toBe(1 + 10_000 + 1);
+    // ten aliased expensive computations in one request are refused before anything runs
     const aliased = `{ ${Array.from({ length: 10 }, (_, k) => `a${k}: node(id: "x") { ... on Run { scores(options: { resamples: 10000, seed: ${k} }) { validity } } }`).join(' ')} }`;
-    expect(cost(aliased).cost).toBeGreaterThan(MAX_QUERY_COST);
+    expect(() => checkQueryCost(schema, parse(aliased), null, {})).toThrow(/objects/);
   });
 
-  it('lets introspection through and stops an exploding nesting', () => {
-    expect(cost(getIntrospectionQuery()).cost).toBeLessThan(100);
-    const exploding = '{ projects(first: 200) { nodes { useCases(first: 200) { nodes { runs(first: 200) { nodes { name } } } } } } }';
-    expect(cost(exploding).cost).toBeGreaterThan(MAX_QUERY_COST);
+  it('prices plain lists by their assumed length, so lists that point at each other multiply', () => {
+    // Endpoint.models ↔ Model.endpoint: each level of models multiplies by 1,000
+    const cyclic = '{ node(id: "x") { ... on Endpoint { models { endpoint { models { endpoint { models { id } } } } } } } }';
+    expect(cost(cyclic)).toBeGreaterThan(1e9);
+    // a list of scalars counts each value
+    expect(cost('{ node(id: "x") { ... on Run { warnings } } }')).toBe(1 + 1 + LIST_SIZES['Run.warnings']!);
   });
 
-  it('measures depth', () => {
-    expect(cost('{ a { b { c { d } } } }').depth).toBe(4);
+  it('prices introspection by the size of the schema: the standard query passes, nesting does not', () => {
+    const standard = plan(getIntrospectionQuery());
+    expect(standard.cost).toBeGreaterThan(1_000);
+    expect(standard.cost).toBeLessThan(MAX_QUERY_COST);
+    const nested = '{ __schema { types { fields { type { fields { type { fields { type { fields { name } } } } } } } } } }';
+    expect(cost(nested)).toBeGreaterThan(MAX_QUERY_COST);
+  });
+
+  it('counts __typename, also under an alias', () => {
+    expect(cost('{ a: __typename b: __typename }')).toBe(2);
+  });
+
+  it('measures depth, also through fragments', () => {
+    expect(plan('{ viewer { serverAdmin } }').depth).toBe(2);
+    expect(plan('{ projects { nodes { ...P } } } fragment P on Project { useCases { nodes { id } } }').depth).toBe(5);
+  });
+
+  it('visits each fragment once: doubling fragments are priced in linear time', () => {
+    // 2^40 paths: walking them would never end; the price is still exact
+    const fortyDeep = plan(doublingFragments(40));
+    expect(fortyDeep.cost).toBeGreaterThan(MAX_QUERY_COST);
+    // F0 = id + name = 2; F_k = F_{k−1} + useCases 1 + nodes 1 + project 1 + F_{k−1}; the query adds projects, nodes, useCases, nodes
+    const small = (n: number) => cost(doublingFragments(n));
+    expect(small(1)).toBe(4 + (2 * 2 + 3));
+    for (const n of [2, 3, 10]) expect(small(n) - 4).toBe(2 * (small(n - 1) - 4) + 3);
+    expect(fortyDeep.cost - 4).toBe(2 ** 40 * (2 + 3) - 3);
+  });
+
+  it('survives fragment cycles (validation refuses them)', () => {
+    expect(() => plan('{ projects { nodes { ...A } } } fragment A on Project { ...B } fragment B on Project { ...A }')).not.toThrow();
+  });
+
+  it('refuses more aliases than the limit', () => {
+    const many = `{ ${Array.from({ length: MAX_QUERY_ALIASES + 1 }, (_, k) => `a${k}: __typename`).join(' ')} }`;
+    expect(() => checkQueryCost(schema, parse(many), null, {})).toThrow(/aliases/);
+    const allowed = `{ ${Array.from({ length: MAX_QUERY_ALIASES }, (_, k) => `a${k}: __typename`).join(' ')} }`;
+    expect(checkQueryCost(schema, parse(allowed), null, {})).toBeUndefined();
+  });
+
+  it('stops parsing past the token limit', () => {
+    const huge = `{ ${'__typename '.repeat(MAX_QUERY_TOKENS)} }`;
+    expect(() => parse(huge, { maxTokens: MAX_QUERY_TOKENS })).toThrow(/tokens/);
+  });
+
+  it('runs a query that only looks large with a meter, and refuses a mutation that does', () => {
+    const query = 'query { node(id: "x") { ... on UseCase { runs(first: 200) { nodes { scores { validity } } } } } }';
+    expect(cost(query)).toBeGreaterThan(MAX_QUERY_COST);
+    expect(checkQueryCost(schema, parse(query), null, {})).toBeInstanceOf(CostMeter);
+    expect(() => checkQueryCost(schema, parse(query), null, {}, { metered: false })).toThrow(/objects/);
+    const mutation = 'mutation { refreshEndpoint(id: "x") { models { endpoint { models { endpoint { models { id } } } } } } }';
+    expect(() => checkQueryCost(schema, parse(mutation), null, {})).toThrow(/objects/);
+  });
+
+  it('refines the estimate with the real lengths of lists', () => {
+    const document = parse('query { node(id: "x") { ... on UseCase { runs(first: 200) { nodes { scores { validity } warnings } } } } }');
+    const meter = checkQueryCost(schema, document, null, {})!;
+    const found = planQueryCost(schema, document, null, {});
+    const [runsNode] = [...found.lists.entries()].find(([, price]) => price.assumed === 200)!;
+    const warningsNode = [...found.lists.keys()].find((node) => node.name.value === 'warnings')!;
+    expect(meter.cost).toBe(2); // node + the connection itself
+    meter.settle([runsNode], false, 6);
+    // per run: the node 1, scores 5000 + validity 1, warnings 1 + 20 strings
+    const perRun = 1 + 5001 + 1 + LIST_SIZES['Run.warnings']!;
+    expect(meter.cost).toBe(2 + 6 * perRun);
+    // inside a run, warnings with 1 entry instead of the assumed 20
+    meter.settle([warningsNode], true, 1);
+    expect(meter.cost).toBe(2 + 6 * perRun - (LIST_SIZES['Run.warnings']! - 1));
+    // a page of 200 runs really there passes the limit
+    const full = checkQueryCost(schema, document, null, {})!;
+    expect(() => full.settle([runsNode], false, 200)).toThrow(/objects/);
+  });
+
+  it('has a length for every list field of the schema', () => {
+    const unpriced: string[] = [];
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (!isObjectType(type) || type.name.startsWith('__') || isConnectionType(type)) continue;
+      for (const field of Object.values(type.getFields())) {
+        if (isListType(getNullableType(field.type)) && LIST_SIZES[`${type.name}.${field.name}`] === undefined) unpriced.push(`${type.name}.${field.name}`);
+      }
+    }
+    expect(unpriced).toEqual([]);
   });
 });
