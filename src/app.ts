@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import { GraphQLError, parse } from 'graphql';
@@ -120,6 +120,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     parseOptions: { maxTokens: MAX_QUERY_TOKENS },
     plugins: [
       ApolloServerPluginLandingPageDisabled(),
+      // No cache hints are used; without the plugin no field carries a per-resolve hook.
+      ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginDrainHttpServer({ httpServer: server }),
       {
         async requestDidStart() {

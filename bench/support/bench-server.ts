@@ -15,6 +15,8 @@ export interface BenchServer {
   /** The embedded database's URL (for worker processes) and the server's data source. */
   databaseUrl: string;
   dataSource: DataSource;
+  /** The server admin key. */
+  key: string;
   /** POST /graphql with the server admin key; throws on GraphQL errors. */
   gql(query: string, variables?: Record<string, unknown>): Promise<any>;
   close(): Promise<void>;
@@ -33,6 +35,7 @@ export async function startBenchServer(options: { secretKey?: string } = {}): Pr
     port,
     databaseUrl: database.url,
     dataSource,
+    key,
     async gql(query, variables = {}) {
       const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
         method: 'POST',

@@ -41,52 +41,54 @@ export const MAX_QUERY_ALIASES = 1_000;
 export const MAX_QUERY_TOKENS = 20_000;
 
 /**
- * The length assumed for each list field that is not a connection: the most items it holds in
- * practice, from the limits on what is stored. The estimate is an upper bound before execution;
- * during execution the real length replaces it (CostMeter). Every list field of the schema must
- * be listed here (a test walks the schema), so a new list is priced when it is added.
+ * The lengths assumed for each list field that is not a connection: `typical`, what it holds in
+ * practice, and `max`, the most the server stores. A query is priced with the typical lengths
+ * and runs with a CostMeter, which replaces each by the real length as the list loads; a
+ * mutation or subscription, which runs without a meter, is priced with the maxima. Every list
+ * field of the schema must be listed here (a test walks the schema), so a new list is priced
+ * when it is added.
  */
-export const LIST_SIZES: Readonly<Record<string, number>> = {
+export const LIST_SIZES: Readonly<Record<string, { typical: number; max: number }>> = {
   // Annotators of a dataset, and one annotation per annotator of a report.
-  'AgreementSummary.annotators': 20,
-  'Dataset.annotators': 20,
-  'Report.annotations': 20,
+  'AgreementSummary.annotators': { typical: 3, max: 50 },
+  'Dataset.annotators': { typical: 3, max: 50 },
+  'Report.annotations': { typical: 3, max: 50 },
   // Variables of a use case, and what is listed per variable.
-  'UseCase.variables': 200,
-  'AgreementSummary.variables': 200,
-  'RunScores.variables': 200,
-  'Prediction.fields': 200,
-  'ExtractPayload.fields': 200,
-  'ExtractPayload.skipped': 200,
-  'VariableAgreement.pairs': 190,
-  'RunScores.invalid': 6,
-  'VariableScore.invalid': 6,
-  'Variable.options': 100,
-  'Variable.missingTokens': 20,
-  'UseCase.missingTokens': 20,
-  'UseCase.tags': 20,
-  'VariableCondition.values': 100,
-  // Models an endpoint serves (the probe keeps at most this many).
-  'Endpoint.models': 1_000,
-  'RegisterEndpointPayload.models': 1_000,
-  'RefreshEndpointPayload.models': 1_000,
-  'GroupSummary.models': 100,
+  'UseCase.variables': { typical: 20, max: 200 },
+  'AgreementSummary.variables': { typical: 20, max: 200 },
+  'RunScores.variables': { typical: 20, max: 200 },
+  'Prediction.fields': { typical: 20, max: 200 },
+  'ExtractPayload.fields': { typical: 20, max: 200 },
+  'ExtractPayload.skipped': { typical: 5, max: 200 },
+  'VariableAgreement.pairs': { typical: 3, max: 1_225 },
+  'RunScores.invalid': { typical: 6, max: 6 },
+  'VariableScore.invalid': { typical: 6, max: 6 },
+  'Variable.options': { typical: 10, max: 1_000 },
+  'Variable.missingTokens': { typical: 5, max: 100 },
+  'UseCase.missingTokens': { typical: 5, max: 100 },
+  'UseCase.tags': { typical: 5, max: 100 },
+  'VariableCondition.values': { typical: 5, max: 1_000 },
+  // Models an endpoint serves (the probe keeps at most 1,000).
+  'Endpoint.models': { typical: 20, max: 1_000 },
+  'RegisterEndpointPayload.models': { typical: 20, max: 1_000 },
+  'RefreshEndpointPayload.models': { typical: 20, max: 1_000 },
+  'GroupSummary.models': { typical: 10, max: 1_000 },
   // Runs of a ranking or of an experiment's grid.
-  'Ranking.entries': 1_000,
-  'ExperimentPayload.runs': 1_000,
-  'StartExperimentPayload.runs': 1_000,
-  'Project.groupSummary': 20,
-  'Project.apiKeys': 100,
-  'Prompt.examples': 20,
+  'Ranking.entries': { typical: 50, max: 10_000 },
+  'ExperimentPayload.runs': { typical: 50, max: 1_000 },
+  'StartExperimentPayload.runs': { typical: 50, max: 1_000 },
+  'Project.groupSummary': { typical: 5, max: 100 },
+  'Project.apiKeys': { typical: 10, max: 1_000 },
+  'Prompt.examples': { typical: 5, max: 100 },
   // Texts and notes.
-  'ExtractPayload.raw': 20,
-  'ExtractPayload.reasoning': 20,
-  'ExtractPayload.warnings': 20,
-  'Run.warnings': 20,
-  'ImportAnnotationsPayload.unknownColumns': 100,
-  'ImportUseCaseConfigPayload.warnings': 100,
-  'VarianceDecomposition.components': 10,
-  'VarianceDecomposition.warnings': 20,
+  'ExtractPayload.raw': { typical: 5, max: 20 },
+  'ExtractPayload.reasoning': { typical: 5, max: 20 },
+  'ExtractPayload.warnings': { typical: 5, max: 100 },
+  'Run.warnings': { typical: 5, max: 100 },
+  'ImportAnnotationsPayload.unknownColumns': { typical: 10, max: 1_000 },
+  'ImportUseCaseConfigPayload.warnings': { typical: 10, max: 1_000 },
+  'VarianceDecomposition.components': { typical: 5, max: 10 },
+  'VarianceDecomposition.warnings': { typical: 5, max: 20 },
 };
 
 /** How a list field of the query is priced: its assumed length and the cost of one item. */
@@ -182,13 +184,14 @@ const introspectionCache = new WeakMap<GraphQLSchema, Record<string, number>>();
  * Prices a request in one pass over its document (each fragment once, whatever the number of
  * places it is spread in): every field counts 1, every statistics field STATISTICS_COST, and a
  * list multiplies what is below it by its length (a connection's `first`, default 50; any other
- * list its LIST_SIZES entry).
+ * list its LIST_SIZES entry, typical or maximal).
  */
 export function planQueryCost(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
   variables: Record<string, unknown>,
+  lengths: 'typical' | 'max' = 'typical',
 ): QueryCostPlan {
   const fragments = new Map<string, FragmentDefinitionNode>();
   let operation: OperationDefinitionNode | undefined;
@@ -308,7 +311,7 @@ export function planQueryCost(
     const itemCost = own + below.cost;
     if (type && isListType(type) && parent && !isConnectionType(parent)) {
       const key = `${parent.name}.${name}`;
-      const assumed = LIST_SIZES[key] ?? sizes[key] ?? DEFAULT_PAGE_SIZE;
+      const assumed = LIST_SIZES[key]?.[lengths] ?? sizes[key] ?? DEFAULT_PAGE_SIZE;
       // Each item counts: a list of 1,000 scalars builds 1,000 values.
       lists.set(node, { assumed, perItem: itemCost });
       return { cost: 1 + assumed * itemCost, outside: 1, depth: below.depth + 1 };
@@ -348,11 +351,11 @@ function checkShape(plan: QueryCostPlan): void {
 }
 
 /**
- * Checks a request before it runs. A request within MAX_QUERY_COST runs as it is. A query whose
- * estimate is larger, because lists are assumed full, runs with a CostMeter that replaces each
- * assumed length by the real one as lists load and stops it once the known cost passes the
- * limit. A mutation or subscription must fit before it runs: nothing is written for a refusal;
- * so must every operation when `metered` is false (WebSocket operations run without a meter).
+ * Checks a request before it runs. A query is priced with typical list lengths and runs with a
+ * CostMeter, which replaces each assumed length by the real one as lists load and stops the
+ * query once the known cost passes the limit. A mutation or subscription, and every operation
+ * when `metered` is false (WebSocket), must fit with the maximal lengths before it runs: nothing
+ * is written for a refusal.
  */
 export function checkQueryCost(
   schema: GraphQLSchema,
@@ -361,13 +364,18 @@ export function checkQueryCost(
   variables: Record<string, unknown>,
   { metered = true }: { metered?: boolean } = {},
 ): CostMeter | undefined {
-  const plan = planQueryCost(schema, document, operationName, variables);
-  checkShape(plan);
-  if (plan.cost <= MAX_QUERY_COST) return undefined;
   const operation = document.definitions.find(
     (d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION && (!operationName || d.name?.value === operationName),
   );
-  if (!metered || operation?.operation !== 'query' || plan.outsideLists > MAX_QUERY_COST) throw tooCostly(plan.cost);
+  const withMeter = metered && operation?.operation === 'query';
+  const plan = planQueryCost(schema, document, operationName, variables, withMeter ? 'typical' : 'max');
+  checkShape(plan);
+  if (!withMeter) {
+    if (plan.cost > MAX_QUERY_COST) throw tooCostly(plan.cost);
+    return undefined;
+  }
+  // What is built whatever the lists hold must fit on its own.
+  if (plan.outsideLists > MAX_QUERY_COST) throw tooCostly(plan.cost);
   return new CostMeter(plan);
 }
 
