@@ -177,6 +177,10 @@ export function createHttpFetch(options: HttpFetchOptions = {}): typeof fetch {
               },
             });
             response.once('error', (error) => bounded.destroy(error));
+            // The reader gave up (cancelled the stream): the rest of the answer is not wanted.
+            bounded.once('close', () => {
+              if (!response.complete) response.destroy();
+            });
             response.once('close', finish);
             resolve(new Response(Readable.toWeb(response.pipe(bounded)) as ReadableStream<Uint8Array>, { status, statusText, headers: responseHeaders }));
             return;

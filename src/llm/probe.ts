@@ -196,9 +196,10 @@ const PROBE_SCHEMA = {
  * server answers 2xx with JSON-parsable content; a 4xx means the parameter is refused. A 2xx with
  * prose means the server ignored the schema, which counts as unsupported.
  */
-export async function probeJsonSchema(chat: ChatFn, model: string): Promise<CapabilityProbe> {
+export async function probeJsonSchema(chat: ChatFn, model: string, signal?: AbortSignal): Promise<CapabilityProbe> {
   try {
     const completion = await chat({
+      ...(signal ? { signal } : {}),
       model,
       messages: [{ role: 'user', content: 'Reply with the JSON object {"ok": true}.' }],
       temperature: 0,
@@ -222,9 +223,10 @@ export async function probeJsonSchema(chat: ChatFn, model: string): Promise<Capa
  * Thinking switch: a request with thinking off must be accepted (2xx) and come back without a
  * reasoning text; reasoning despite the switch means the server ignores it.
  */
-export async function probeThinkingToggle(chat: ChatFn, model: string): Promise<CapabilityProbe> {
+export async function probeThinkingToggle(chat: ChatFn, model: string, signal?: AbortSignal): Promise<CapabilityProbe> {
   try {
     const completion = await chat({
+      ...(signal ? { signal } : {}),
       model,
       messages: [{ role: 'user', content: 'Reply with OK.' }],
       temperature: 0,

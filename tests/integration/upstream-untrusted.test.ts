@@ -199,8 +199,10 @@ describe('what registered endpoints answer is untrusted; how endpoints are regis
     expect(await storedText()).not.toContain(KEY);
   });
 
-  it('writes nothing when the client goes away while the endpoint is being probed', async () => {
-    fake.scriptRoutes((r) => (r.path === '/v1/models' ? { body: '{"object":"list","data":[{"id":"late"}]}', delayMs: 1500 } : undefined));
+  it.each(['/v1/models', '/v1/chat/completions'])('writes nothing when the client goes away while %s is asked', async (path) => {
+    fake.scriptRoutes((r) =>
+      r.path === path ? { body: path === '/v1/models' ? '{"object":"list","data":[{"id":"late"}]}' : '{}', delayMs: 1500 } : r.path === '/v1/models' ? { body: '{"data":[{"id":"late"}]}' } : undefined,
+    );
     const controller = new AbortController();
     const endpointName = name();
     const sent = fetch(t.url, {
@@ -209,7 +211,8 @@ describe('what registered endpoints answer is untrusted; how endpoints are regis
       headers: { 'content-type': 'application/json', authorization: `Bearer ${keys.editor}` },
       body: JSON.stringify({ query: REGISTER, variables: { i: { projectId: keys.id, name: endpointName, baseUrl: fake.baseUrl, kind: 'VLLM' } } }),
     }).catch((error: unknown) => error);
-    for (let i = 0; i < 200 && !fake.requests.some((r) => r.path === '/v1/models'); i += 1) await sleep(10);
+    for (let i = 0; i < 300 && !fake.requests.some((r) => r.path === path); i += 1) await sleep(10);
+    expect(fake.requests.some((r) => r.path === path)).toBe(true);
     controller.abort();
     expect(await sent).toMatchObject({ name: 'AbortError' });
     await sleep(2000);

@@ -223,7 +223,7 @@ export class EndpointService {
     if (first && !signal?.aborted) {
       const chat = this.connections.chat({ ...endpoint, timeoutMs } as Endpoint);
       const failed = (): CapabilityProbe => ({ supported: null, detail: 'the probe failed' });
-      const [jsonSchema, thinking] = await Promise.all([probeJsonSchema(chat, first.id).catch(failed), probeThinkingToggle(chat, first.id).catch(failed)]);
+      const [jsonSchema, thinking] = await Promise.all([probeJsonSchema(chat, first.id, signal).catch(failed), probeThinkingToggle(chat, first.id, signal).catch(failed)]);
       const jsonSchemaDetail = probeDetail(jsonSchema, secrets);
       const thinkingToggleDetail = probeDetail(thinking, secrets);
       endpoint.capabilities = {
