@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { parseEgressPolicy, type EgressPolicy } from './llm/egress';
 
 const booleanFlag = z
   .string()
@@ -41,6 +42,15 @@ const environmentSchema = z.object({
   WORKER_CONCURRENCY: wholeNumber('256', 5, 'must be a whole number', 1, 4096),
   JOB_LEASE_SECONDS: wholeNumber('900', 6, 'must be a whole number of seconds', 10, 86_400),
   SECRET_KEY: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  ENDPOINT_ALLOW: optionalText.transform((v, ctx): EgressPolicy | undefined => {
+    if (v === undefined) return undefined;
+    try {
+      return parseEgressPolicy(v);
+    } catch (error) {
+      ctx.issues.push({ code: 'custom', message: (error as Error).message, input: v });
+      return z.NEVER;
+    }
+  }),
   LOG_LEVEL: z
     .string()
     .optional()
@@ -64,6 +74,11 @@ export interface Config {
   jobLeaseSeconds: number;
   /** Unset: a key generated on first start and kept in dataDir (single-machine setups only). */
   secretKey: string | undefined;
+  /**
+   * ENDPOINT_ALLOW: hostnames, `*.suffix` wildcards, IPs and CIDR ranges endpoints may be
+   * registered at and connected to (checked again after DNS resolution). Unset: any host.
+   */
+  endpointAllow: EgressPolicy | undefined;
   logLevel: LogLevel;
 }
 
@@ -106,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     workerConcurrency: e.WORKER_CONCURRENCY,
     jobLeaseSeconds: e.JOB_LEASE_SECONDS,
     secretKey: e.SECRET_KEY,
+    endpointAllow: e.ENDPOINT_ALLOW,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -5,6 +5,7 @@ import { DatasetService } from './modules/dataset/dataset.service';
 import { safePublisher } from './jobs/events';
 import { DEFAULT_QUEUE_OPTIONS, JobQueue, poolOf, type QueueOptions } from './jobs/queue';
 import { PgEventBus } from './graphql/pubsub';
+import type { EgressPolicy } from './llm/egress';
 import { createSecretBox, type SecretBox } from './llm/secret-box';
 import { EndpointConnections } from './modules/endpoint/endpoint-connections';
 import { EndpointService } from './modules/endpoint/endpoint.service';
@@ -33,6 +34,8 @@ export interface Services {
   /** Cross-process events (LISTEN/NOTIFY): run progress, predictions, cancellation, new work. */
   bus: PgEventBus;
   secretBox: SecretBox;
+  /** ENDPOINT_ALLOW, when set: every connection to an endpoint is checked against it. */
+  egress: EgressPolicy | undefined;
 }
 
 export interface ServiceOptions {
@@ -41,13 +44,15 @@ export interface ServiceOptions {
   queue?: QueueOptions;
   /** Where failures to publish an event are reported (they never fail the work that publishes). */
   onEventError?: (error: unknown) => void;
+  /** ENDPOINT_ALLOW: hosts and addresses endpoints may be registered at and connected to. */
+  egress?: EgressPolicy | undefined;
 }
 
 export function createServices(dataSource: DataSource, options: ServiceOptions): Services {
   const apiKeys = new ApiKeyService(dataSource);
   const useCases = new UseCaseService(dataSource);
   const secretBox = createSecretBox(options.secretKey);
-  const endpoints = new EndpointService(dataSource, new EndpointConnections(secretBox));
+  const endpoints = new EndpointService(dataSource, new EndpointConnections(secretBox, options.egress));
   const onEventError = options.onEventError ?? (() => undefined);
   const bus = new PgEventBus(poolOf(dataSource), { connectionString: (dataSource.options as { url?: string }).url }, onEventError);
   const queue = new JobQueue(dataSource, options.queue ?? DEFAULT_QUEUE_OPTIONS);
@@ -69,5 +74,6 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     queue,
     bus,
     secretBox,
+    egress: options.egress,
   };
 }

@@ -9,6 +9,7 @@ export async function startWorker(dataSource: DataSource, services: Services, lo
   const executor = new RunExecutor(dataSource, services.queue, services.bus, services.bus, services.secretBox, logger, {
     ...DEFAULT_EXECUTOR_OPTIONS,
     concurrency: config.workerConcurrency,
+    egress: services.egress,
   });
   await executor.start();
   return executor;

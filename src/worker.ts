@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     secretKey: resolveSecretKey(config, logger),
     queue: queueOptions(config.jobLeaseSeconds),
     onEventError: (error) => logger.warn({ err: error }, 'publishing an event failed'),
+    egress: config.endpointAllow,
   });
   await services.bus.start();
   const executor = await startWorker(dataSource, services, logger, config);

@@ -21,8 +21,9 @@ import { callsPerReport, strategyContext, type RunSnapshot } from '../extraction
 import { runStrategy } from '../extraction/strategies';
 import type { ExtractionResult } from '../extraction/types';
 import { createChatClient } from '../llm/chat-client';
+import type { EgressPolicy } from '../llm/egress';
 import type { SecretBox } from '../llm/secret-box';
-import type { ChatFn, EndpointKind, RetryPolicy } from '../llm/types';
+import { MAX_ENDPOINT_TIMEOUT_MS, type ChatFn, type EndpointKind, type RetryPolicy } from '../llm/types';
 import type { Logger } from '../logger';
 import { EndpointLane, WorkerBudget, type BreakerOptions, DEFAULT_BREAKER } from './endpoint-lane';
 import { EndpointSlots } from './endpoint-slots';
@@ -45,6 +46,8 @@ export interface ExecutorOptions {
   telemetryMs: number;
   breaker: BreakerOptions;
   retry?: RetryPolicy;
+  /** ENDPOINT_ALLOW: every connection to an endpoint (chat, /metrics) is checked against it. */
+  egress?: EgressPolicy | undefined;
 }
 
 export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = {
@@ -271,7 +274,7 @@ export class RunExecutor {
     }
     await Promise.all(
       [...byEndpoint].map(async ([endpointId, e]) => {
-        const sample = await readMetrics(e.baseUrl, e.apiKey);
+        const sample = await readMetrics(e.baseUrl, e.apiKey, this.options.egress);
         if (sample) await storeSample(this.pool, endpointId, e.runIds, sample);
       }),
     );
@@ -381,7 +384,8 @@ export class RunExecutor {
         baseUrl: endpoint.base_url,
         apiKey,
         kind: endpoint.kind,
-        timeoutMs: endpoint.timeout_ms,
+        timeoutMs: Math.min(endpoint.timeout_ms, MAX_ENDPOINT_TIMEOUT_MS),
+        egress: this.options.egress,
         ...(this.options.retry ? { retry: this.options.retry } : {}),
       }),
       apiKey,

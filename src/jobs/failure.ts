@@ -5,7 +5,7 @@
  * is still redacted from the message, in case one reached it another way.
  */
 import { ExtractionError } from '../extraction/errors';
-import { LlmError } from '../llm/llm-error';
+import { EGRESS_DENIED_MESSAGE, LlmError } from '../llm/llm-error';
 
 export interface Failure {
   code: string;
@@ -39,7 +39,7 @@ function llmFailure(error: LlmError, deadlineMs: number): Failure {
     case 'HTTP_ERROR':
       return {
         code: `HTTP_${error.status ?? 'ERROR'}`,
-        message: `the endpoint answered HTTP ${error.status ?? '?'} (${tries})`,
+        message: `the endpoint answered HTTP ${error.status ?? '?'}${error.status !== undefined && error.status >= 300 && error.status < 400 ? ', a redirect, which is not followed' : ''} (${tries})`,
         attempts: error.attempts,
         // A 4xx other than 408 is about this request (too long, refused), not the endpoint's state.
         transient: error.status === undefined || error.status >= 500 || error.status === 408,
@@ -49,10 +49,17 @@ function llmFailure(error: LlmError, deadlineMs: number): Failure {
     case 'TIMEOUT':
       return { code: 'TIMEOUT', message: `no answer within the endpoint timeout (${tries})`, attempts: error.attempts, transient: true };
     case 'CONNECTION': {
-      const system = /\((E[A-Z_]+)\)/.exec(error.message)?.[1];
+      if (error.reason === 'EGRESS_DENIED') {
+        // The deployment's policy, not the endpoint's state.
+        return { code: 'EGRESS_DENIED', message: `${EGRESS_DENIED_MESSAGE} (${tries})`, attempts: error.attempts, transient: false };
+      }
+      const system = error.reason ?? /\(([A-Z][A-Z0-9_]+)\)/.exec(error.message)?.[1];
       return { code: 'CONNECTION', message: `connection to the endpoint failed${system ? ` (${system})` : ''} (${tries})`, attempts: error.attempts, transient: true };
     }
     case 'BAD_RESPONSE':
+      if (error.reason === 'TOO_LARGE') {
+        return { code: 'UNREADABLE', message: `the endpoint's answer is larger than the limit (${tries})`, attempts: error.attempts, transient: true };
+      }
       return { code: 'UNREADABLE', message: `the endpoint's answer is not a chat completion (${tries})`, attempts: error.attempts, transient: true };
   }
   return { code: 'ERROR', message: `the call failed within ${deadlineMs} ms`, attempts: error.attempts, transient: true };

@@ -7,7 +7,8 @@
  * failing or absent /metrics is simply not sampled.
  */
 import type { Pool } from 'pg';
-import { httpFetch } from '../llm/http-fetch';
+import type { EgressPolicy } from '../llm/egress';
+import { createHttpFetch } from '../llm/http-fetch';
 
 export const SAMPLE_INTERVAL_MS = 2000;
 const MAX_METRICS_BYTES = 2 * 1024 * 1024;
@@ -69,17 +70,15 @@ export function metricsUrl(baseUrl: string): string {
   return url.toString();
 }
 
-export async function readMetrics(baseUrl: string, apiKey: string | null): Promise<EndpointSample | null> {
+/** Redirects are not followed (a 3xx is not ok: no sample), larger bodies are not read, the egress policy holds. */
+export async function readMetrics(baseUrl: string, apiKey: string | null, egress?: EgressPolicy): Promise<EndpointSample | null> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), METRICS_TIMEOUT_MS);
   try {
-    const response = await httpFetch(metricsUrl(baseUrl), { signal: controller.signal, headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} });
+    const fetch = createHttpFetch({ egress, maxBodyBytes: MAX_METRICS_BYTES });
+    const response = await fetch(metricsUrl(baseUrl), { signal: controller.signal, headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} });
     if (!response.ok) return null;
-    const length = Number(response.headers.get('content-length') ?? 0);
-    if (length > MAX_METRICS_BYTES) return null;
-    const text = await response.text();
-    if (text.length > MAX_METRICS_BYTES) return null;
-    return sampleOf(parsePrometheus(text));
+    return sampleOf(parsePrometheus(await response.text()));
   } catch {
     return null;
   } finally {

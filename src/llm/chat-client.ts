@@ -4,6 +4,7 @@
  */
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { LlmError } from './llm-error';
+import type { EgressPolicy } from './egress';
 import { createOpenAi, toLlmError, toSdkTimeout } from './openai-transport';
 import { CallerAbort, DEFAULT_RETRY_POLICY, withRetry } from './retry';
 import type { ChatCompletion, ChatFn, ChatRequest, EndpointKind, RetryEvent, RetryPolicy } from './types';
@@ -22,6 +23,8 @@ export interface ChatClientOptions {
    * the whole stream, not only the wait for headers.
    */
   stream?: boolean;
+  /** Connections only to addresses this policy allows (ENDPOINT_ALLOW). */
+  egress?: EgressPolicy | undefined;
 }
 
 /**
@@ -89,7 +92,7 @@ function tokenCount(value: unknown): number | null {
 
 export function createChatClient(options: ChatClientOptions): ChatFn {
   const timeoutMs = toSdkTimeout(options.timeoutMs);
-  const client = createOpenAi(options.baseUrl, options.apiKey, timeoutMs);
+  const client = createOpenAi(options.baseUrl, options.apiKey, timeoutMs, { egress: options.egress });
   const policy = options.retry ?? DEFAULT_RETRY_POLICY;
   const onRetry = options.onRetry;
 

@@ -1,5 +1,6 @@
 /** Embeddings from an OpenAI-compatible /v1/embeddings endpoint, batched and order-preserving. */
 import { LlmError } from './llm-error';
+import type { EgressPolicy } from './egress';
 import { createOpenAi, toLlmError, toSdkTimeout } from './openai-transport';
 import { DEFAULT_RETRY_POLICY, withRetry } from './retry';
 import type { EmbedFn, RetryEvent, RetryPolicy } from './types';
@@ -14,6 +15,8 @@ export interface EmbeddingClientOptions {
   batchSize?: number;
   retry?: RetryPolicy;
   onRetry?: (event: RetryEvent) => void;
+  /** Connections only to addresses this policy allows (ENDPOINT_ALLOW). */
+  egress?: EgressPolicy | undefined;
 }
 
 export interface EmbeddingClient {
@@ -24,7 +27,7 @@ export const DEFAULT_EMBEDDING_BATCH_SIZE = 64;
 
 export function createEmbeddingClient(options: EmbeddingClientOptions): EmbeddingClient {
   const timeoutMs = toSdkTimeout(options.timeoutMs);
-  const client = createOpenAi(options.baseUrl, options.apiKey, timeoutMs);
+  const client = createOpenAi(options.baseUrl, options.apiKey, timeoutMs, { egress: options.egress });
   const batchSize = options.batchSize ?? DEFAULT_EMBEDDING_BATCH_SIZE;
   if (!Number.isInteger(batchSize) || batchSize < 1) {
     throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
@@ -73,7 +76,7 @@ function toVectors(data: unknown, expected: number): Float32Array[] {
   data.forEach((item: { index?: unknown; embedding?: unknown }, position) => {
     const index = typeof item.index === 'number' ? item.index : position;
     if (!Number.isInteger(index) || index < 0 || index >= expected || out[index] !== undefined) {
-      throw new LlmError('BAD_RESPONSE', `embedding index ${String(item.index)} is out of range or repeated`, { attempts: 1 });
+      throw new LlmError('BAD_RESPONSE', `embedding ${position} has an index out of range or repeated`, { attempts: 1 });
     }
     if (!Array.isArray(item.embedding) || !item.embedding.every((v) => typeof v === 'number')) {
       throw new LlmError('BAD_RESPONSE', `embedding ${index} is not a list of numbers`, { attempts: 1 });

@@ -5,17 +5,82 @@
  * for that report (bench/RESULTS.md). The contract the SDK relies on is kept: a Response with
  * status, headers and body (streamed for server-sent events, buffered otherwise), an AbortError
  * when the signal aborts, a TypeError-like error with a `cause` when the connection fails.
- * Redirects are not followed: an endpoint answering 3xx gets that status back, so a request
- * never lands on a host nobody registered.
+ *
+ * What an endpoint answers is bounded and goes nowhere it was not sent:
+ * - redirects are not followed: an endpoint answering 3xx gets that status back, so a request
+ *   never lands on a host nobody registered;
+ * - a body larger than `maxBodyBytes` (streamed or not) ends the request with ResponseTooLarge;
+ * - with an egress policy, every connection is checked after DNS resolution (and IP literals
+ *   before connecting): an address outside the policy is never connected to (EgressDenied).
  */
+import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { Readable } from 'node:stream';
+import { isIP, type LookupFunction } from 'node:net';
+import { Readable, Transform } from 'node:stream';
+import { EgressDenied, normaliseHost, type EgressPolicy } from './egress';
 
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: Infinity, scheduling: 'lifo' }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: Infinity, scheduling: 'lifo' }),
-};
+/** Largest answer read from an endpoint unless the caller sets less. */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+export class ResponseTooLarge extends Error {
+  readonly code = 'ERESPONSETOOLARGE';
+  constructor(readonly limitBytes: number) {
+    super(`response larger than ${limitBytes} bytes`);
+    this.name = 'ResponseTooLarge';
+  }
+}
+
+export interface HttpFetchOptions {
+  egress?: EgressPolicy | undefined;
+  /** Default MAX_RESPONSE_BYTES. */
+  maxBodyBytes?: number;
+}
+
+interface Agents {
+  'http:': http.Agent;
+  'https:': https.Agent;
+}
+
+function createAgents(): Agents {
+  return {
+    'http:': new http.Agent({ keepAlive: true, maxSockets: Infinity, scheduling: 'lifo' }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: Infinity, scheduling: 'lifo' }),
+  };
+}
+
+// Kept-alive sockets are reused by host and port: a policy gets agents of its own, so a socket
+// opened without (or under another) policy is never reused under it.
+const unrestricted = createAgents();
+const restricted = new WeakMap<EgressPolicy, Agents>();
+
+function agentsFor(egress: EgressPolicy | undefined): Agents {
+  if (!egress) return unrestricted;
+  let agents = restricted.get(egress);
+  if (!agents) {
+    agents = createAgents();
+    restricted.set(egress, agents);
+  }
+  return agents;
+}
+
+/** net's `lookup` hook: the policy resolves, only allowed addresses are offered to connect. */
+function policyLookup(egress: EgressPolicy): LookupFunction {
+  return (hostname, options, callback) => {
+    egress.resolve(hostname).then(
+      (addresses: LookupAddress[]) => {
+        const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
+        if (wanted.length === 0) {
+          callback(new EgressDenied(), options.all ? [] : '', 0);
+          return;
+        }
+        if (options.all) (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, wanted);
+        else callback(null, wanted[0]!.address, wanted[0]!.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, options.all ? [] : '', 0),
+    );
+  };
+}
 
 function abortError(signal: AbortSignal): Error {
   const reason = signal.reason as unknown;
@@ -42,65 +107,110 @@ function bodyOf(body: unknown): string | Buffer | undefined {
   throw new TypeError('this fetch sends string or byte bodies only');
 }
 
-export const httpFetch: typeof fetch = (input, init) => {
-  const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-  const agent = agents[url.protocol as 'http:' | 'https:'];
-  if (!agent) return Promise.reject(new TypeError(`unsupported protocol ${url.protocol}`));
-  const signal = init?.signal ?? undefined;
-  if (signal?.aborted) return Promise.reject(abortError(signal));
-  let body: string | Buffer | undefined;
-  try {
-    body = bodyOf(init?.body);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  const headers = headerObject(init?.headers);
-  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+const connectionError = (cause: unknown): TypeError => Object.assign(new TypeError('fetch failed'), { cause });
 
-  return new Promise<Response>((resolve, reject) => {
-    let settled = false;
-    const onAbort = (): void => {
-      request.destroy(abortError(signal!));
-    };
-    const finish = (): void => signal?.removeEventListener('abort', onAbort);
-    const request = (url.protocol === 'https:' ? https : http).request(url, { method: init?.method ?? 'GET', headers, agent }, (response) => {
-      const responseHeaders = new Headers();
-      for (const [key, value] of Object.entries(response.headers)) {
-        if (Array.isArray(value)) for (const v of value) responseHeaders.append(key, v);
-        else if (value !== undefined) responseHeaders.set(key, value);
-      }
-      const status = response.statusCode ?? 500;
-      const statusText = response.statusMessage ?? '';
-      const nullBody = status === 204 || status === 304 || init?.method === 'HEAD';
-      if ((response.headers['content-type'] ?? '').includes('text/event-stream') && !nullBody) {
-        // Server-sent events: the SDK reads them as they come.
-        settled = true;
-        response.once('close', finish);
-        resolve(new Response(Readable.toWeb(response) as ReadableStream<Uint8Array>, { status, statusText, headers: responseHeaders }));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('end', () => {
+export function createHttpFetch(options: HttpFetchOptions = {}): typeof fetch {
+  const { egress } = options;
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_RESPONSE_BYTES;
+  const agents = agentsFor(egress);
+  const lookup = egress ? policyLookup(egress) : undefined;
+
+  return (input, init) => {
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const agent = agents[url.protocol as 'http:' | 'https:'];
+    if (!agent) return Promise.reject(new TypeError(`unsupported protocol ${url.protocol}`));
+    const signal = init?.signal ?? undefined;
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    // net.connect does not look IP literals up, so the policy sees them here.
+    const host = normaliseHost(url.hostname);
+    if (egress && isIP(host) !== 0 && !egress.allowsConnection(host, host)) return Promise.reject(connectionError(new EgressDenied()));
+    let body: string | Buffer | undefined;
+    try {
+      body = bodyOf(init?.body);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const headers = headerObject(init?.headers);
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+
+    return new Promise<Response>((resolve, reject) => {
+      let settled = false;
+      const onAbort = (): void => {
+        request.destroy(abortError(signal!));
+      };
+      const finish = (): void => signal?.removeEventListener('abort', onAbort);
+      const fail = (error: unknown): void => {
         finish();
+        if (settled) return;
         settled = true;
-        resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText, headers: responseHeaders }));
-      });
-      response.once('error', (error) => {
-        finish();
-        if (!settled) {
-          settled = true;
-          reject(signal?.aborted ? abortError(signal) : Object.assign(new TypeError('fetch failed'), { cause: error }));
-        }
-      });
+        reject(signal?.aborted ? abortError(signal) : connectionError(error));
+      };
+      const request = (url.protocol === 'https:' ? https : http).request(
+        url,
+        { method: init?.method ?? 'GET', headers, agent, ...(lookup ? { lookup } : {}) },
+        (response) => {
+          const responseHeaders = new Headers();
+          for (const [key, value] of Object.entries(response.headers)) {
+            if (Array.isArray(value)) for (const v of value) responseHeaders.append(key, v);
+            else if (value !== undefined) responseHeaders.set(key, value);
+          }
+          const status = response.statusCode ?? 500;
+          const statusText = response.statusMessage ?? '';
+          const nullBody = status === 204 || status === 304 || init?.method === 'HEAD';
+          const declared = Number(response.headers['content-length']);
+          if (Number.isFinite(declared) && declared > maxBodyBytes) {
+            response.destroy();
+            fail(new ResponseTooLarge(maxBodyBytes));
+            return;
+          }
+          if ((response.headers['content-type'] ?? '').includes('text/event-stream') && !nullBody) {
+            // Server-sent events: the SDK reads them as they come, up to maxBodyBytes in all.
+            settled = true;
+            let seen = 0;
+            const bounded = new Transform({
+              transform(chunk: Buffer, _encoding, done) {
+                seen += chunk.length;
+                if (seen > maxBodyBytes) {
+                  response.destroy();
+                  done(new ResponseTooLarge(maxBodyBytes));
+                } else done(null, chunk);
+              },
+            });
+            response.once('error', (error) => bounded.destroy(error));
+            // The reader gave up (cancelled the stream): the rest of the answer is not wanted.
+            bounded.once('close', () => {
+              if (!response.complete) response.destroy();
+            });
+            response.once('close', finish);
+            resolve(new Response(Readable.toWeb(response.pipe(bounded)) as ReadableStream<Uint8Array>, { status, statusText, headers: responseHeaders }));
+            return;
+          }
+          const chunks: Buffer[] = [];
+          let seen = 0;
+          response.on('data', (chunk: Buffer) => {
+            seen += chunk.length;
+            if (seen > maxBodyBytes) {
+              response.destroy();
+              fail(new ResponseTooLarge(maxBodyBytes));
+              return;
+            }
+            chunks.push(chunk);
+          });
+          response.once('end', () => {
+            finish();
+            if (settled) return;
+            settled = true;
+            resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText, headers: responseHeaders }));
+          });
+          response.once('error', fail);
+        },
+      );
+      request.once('error', fail);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      request.end(body);
     });
-    request.once('error', (error) => {
-      finish();
-      if (settled) return;
-      settled = true;
-      reject(signal?.aborted ? abortError(signal) : Object.assign(new TypeError('fetch failed'), { cause: error }));
-    });
-    signal?.addEventListener('abort', onAbort, { once: true });
-    request.end(body);
-  });
-};
+  };
+}
+
+/** Without an egress policy, with the default body limit. */
+export const httpFetch: typeof fetch = createHttpFetch();

@@ -1,8 +1,9 @@
 /**
  * The openai SDK configured for self-hosted OpenAI-compatible servers: no SDK retries (ours are in
  * retry.ts), a dummy key when none is set (the SDK throws without one, even for local servers),
- * error bodies normalised so the SDK keeps the server's message, and node:http under it
- * (http-fetch.ts).
+ * and node:http under it (http-fetch.ts). Error bodies are dropped before the SDK sees them:
+ * what an endpoint says about its failure is never shown or stored (llm-error.ts), only its
+ * status and our own words.
  */
 import OpenAI, {
   APIConnectionError,
@@ -10,8 +11,9 @@ import OpenAI, {
   APIError,
   APIUserAbortError,
 } from 'openai';
-import { httpFetch } from './http-fetch';
-import { LlmError } from './llm-error';
+import type { EgressPolicy } from './egress';
+import { createHttpFetch, ResponseTooLarge } from './http-fetch';
+import { EGRESS_DENIED_MESSAGE, httpErrorMessage, LlmError } from './llm-error';
 import { CallerAbort, parseRetryAfter } from './retry';
 
 /** What vLLM's docs use for "no key"; servers started without --api-key ignore the header. */
@@ -21,39 +23,61 @@ export function normaliseBaseUrl(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '');
 }
 
+export interface TransportOptions {
+  egress?: EgressPolicy | undefined;
+}
+
 /**
- * vLLM (≤0.10) and SGLang answer errors with a flat `{object:'error', message, …}` body; the SDK
- * only reads `body.error`, so it would report "400 status code (no body)". Wrapping the flat body
- * as `{error: body}` keeps the server's message (e.g. "The model `x` does not exist.").
+ * The SDK's fetch: a failed answer keeps its status and headers (Retry-After) and loses its body
+ * and reason phrase, so no upstream text reaches an SDK error.
  */
-const normalisingFetch: typeof fetch = async (input, init) => {
-  let response: Response;
-  try {
-    response = await httpFetch(input, init);
-  } catch (err) {
-    throw sameRealmError(err);
-  }
-  if (response.ok) return response;
-  const text = await response.text();
-  let body = text;
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && !('error' in parsed)) {
-      const flat = parsed as Record<string, unknown>;
-      const message = flat['message'] ?? flat['detail'];
-      if (message !== undefined) {
-        body = JSON.stringify({ error: { ...flat, message: typeof message === 'string' ? message : JSON.stringify(message) } });
-      }
+function sdkFetch(options: TransportOptions): typeof fetch {
+  const httpFetch = createHttpFetch({ egress: options.egress });
+  return async (input, init) => {
+    let response: Response;
+    try {
+      response = await httpFetch(input, init);
+    } catch (err) {
+      throw sameRealmError(err);
     }
-  } catch {
-    // Not JSON: the SDK reports the raw text itself.
-  }
-  const headers = new Headers(response.headers);
-  // The body was decoded and may have been rewritten: its original length and encoding no longer apply.
-  headers.delete('content-length');
-  headers.delete('content-encoding');
-  return new Response(body, { status: response.status, statusText: response.statusText, headers });
-};
+    if (response.ok) {
+      const type = response.headers.get('content-type') ?? '';
+      return type.includes('text/event-stream') && response.body
+        ? new Response(response.body.pipeThrough(withoutEventNames()), { status: response.status, headers: response.headers })
+        : response;
+    }
+    await response.body?.cancel().catch(() => undefined);
+    const headers = new Headers(response.headers);
+    headers.delete('content-length');
+    headers.delete('content-encoding');
+    headers.delete('content-type');
+    return new Response(null, { status: response.status, headers });
+  };
+}
+
+/**
+ * Drops the `event:` lines of a server-sent event stream. Chat completion streams name no
+ * events; the SDK prints the data of an unparsable named event to the console (the upstream
+ * text, outside our log), while unnamed events go through its logger, which is off.
+ */
+function withoutEventNames(): TransformStream<Uint8Array, Uint8Array> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let rest = '';
+  const keep = (line: string): boolean => !/^event\s*:/.test(line);
+  return new TransformStream({
+    transform(chunk, controller) {
+      const lines = (rest + decoder.decode(chunk, { stream: true })).split('\n');
+      rest = lines.pop() ?? '';
+      const kept = lines.filter(keep);
+      if (kept.length > 0) controller.enqueue(encoder.encode(kept.map((l) => `${l}\n`).join('')));
+    },
+    flush(controller) {
+      rest += decoder.decode();
+      if (rest.length > 0 && keep(rest)) controller.enqueue(encoder.encode(rest));
+    },
+  });
+}
 
 /**
  * The SDK recognises a timeout by `name === 'AbortError'` after `instanceof Error`; a DOMException
@@ -70,13 +94,15 @@ function sameRealmError(err: unknown): unknown {
   return copy;
 }
 
-export function createOpenAi(baseUrl: string, apiKey: string | null | undefined, timeoutMs: number): OpenAI {
+export function createOpenAi(baseUrl: string, apiKey: string | null | undefined, timeoutMs: number, options: TransportOptions = {}): OpenAI {
   return new OpenAI({
     baseURL: normaliseBaseUrl(baseUrl),
     apiKey: apiKey && apiKey.length > 0 ? apiKey : DUMMY_API_KEY,
     maxRetries: 0,
     timeout: toSdkTimeout(timeoutMs),
-    fetch: normalisingFetch,
+    fetch: sdkFetch(options),
+    // The SDK logs what it could not parse, i.e. upstream text; our own errors say what failed.
+    logLevel: 'off',
   });
 }
 
@@ -88,33 +114,55 @@ export function toSdkTimeout(timeoutMs: number): number {
   return Math.max(1, Math.round(timeoutMs));
 }
 
+/** The errors an error was caused by, itself first (bounded: cause chains may loop). */
+function causes(err: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let e = err; e !== null && e !== undefined && chain.length < 8 && !chain.includes(e); e = (e as { cause?: unknown }).cause) chain.push(e);
+  return chain;
+}
+
+/** A system or TLS error code (ECONNREFUSED, ENOTFOUND, CERT_HAS_EXPIRED): our vocabulary, no text. */
+const SYSTEM_CODE = /^[A-Z][A-Z0-9_]{2,63}$/;
+
+/** Maps a failed connection to LlmError in our words: the system error code at most. */
+export function connectionFailure(err: unknown): LlmError {
+  const chain = causes(err);
+  const tooLarge = chain.find((e): e is ResponseTooLarge => e instanceof ResponseTooLarge);
+  if (tooLarge) {
+    return new LlmError('BAD_RESPONSE', `the answer is larger than ${tooLarge.limitBytes} bytes`, { attempts: 1, reason: 'TOO_LARGE' });
+  }
+  const codes = chain.map((e) => (e as { code?: unknown }).code).filter((c): c is string => typeof c === 'string' && SYSTEM_CODE.test(c));
+  if (codes.includes('EGRESS_DENIED')) return new LlmError('CONNECTION', EGRESS_DENIED_MESSAGE, { attempts: 1, reason: 'EGRESS_DENIED' });
+  // The innermost code is the system's (the SDK and fetch wrap it).
+  const code = codes[codes.length - 1];
+  return new LlmError('CONNECTION', `connection to the endpoint failed${code ? ` (${code})` : ''}`, { attempts: 1, ...(code ? { reason: code } : {}) });
+}
+
 /** Maps anything the SDK throws to LlmError (attempts filled in later by withRetry). */
 export function toLlmError(err: unknown, signal: AbortSignal | undefined, timeoutMs: number): LlmError | CallerAbort {
   if (err instanceof LlmError || err instanceof CallerAbort) return err;
   if (signal?.aborted || err instanceof APIUserAbortError) return new CallerAbort(signal?.reason ?? err);
   if (err instanceof APIConnectionTimeoutError) {
-    return new LlmError('TIMEOUT', `no response within ${timeoutMs} ms`, { attempts: 1, cause: err });
+    return new LlmError('TIMEOUT', `no response within ${timeoutMs} ms`, { attempts: 1 });
   }
-  if (err instanceof APIConnectionError) {
-    const cause = (err as { cause?: unknown }).cause;
-    const detail = cause instanceof Error ? `${cause.message}${causeCode(cause)}` : err.message;
-    return new LlmError('CONNECTION', `connection failed: ${detail}`, { attempts: 1, cause: err });
-  }
+  if (err instanceof APIConnectionError) return connectionFailure(err);
   if (err instanceof APIError && typeof err.status === 'number') {
     const retryAfterMs = parseRetryAfter(err.headers);
-    return new LlmError(err.status === 429 ? 'RATE_LIMITED' : 'HTTP_ERROR', err.message, {
+    return new LlmError(err.status === 429 ? 'RATE_LIMITED' : 'HTTP_ERROR', httpErrorMessage(err.status), {
       status: err.status,
       attempts: 1,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      cause: err,
     });
   }
-  // JSON parse failures of a 2xx body and other surprises from the SDK.
-  const message = err instanceof Error ? err.message : String(err);
-  return new LlmError('BAD_RESPONSE', `unreadable response: ${message}`, { attempts: 1, cause: err });
-}
-
-function causeCode(cause: Error): string {
-  const nested = (cause as { cause?: { code?: unknown } }).cause;
-  return nested && typeof nested.code === 'string' ? ` (${nested.code})` : '';
+  // A stream cut by the size limit surfaces from the SDK's iterator as the limit itself.
+  if (causes(err).some((e) => e instanceof ResponseTooLarge)) return connectionFailure(err);
+  // By name: a SyntaxError of another realm (the body parser's) fails instanceof.
+  if (causes(err).some((e) => typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'SyntaxError')) {
+    return new LlmError('BAD_RESPONSE', 'the answer is not JSON', { attempts: 1, reason: 'NOT_JSON' });
+  }
+  // A connection lost while a stream was read.
+  if (causes(err).some((e) => typeof (e as { code?: unknown }).code === 'string' && SYSTEM_CODE.test((e as { code: string }).code))) {
+    return connectionFailure(err);
+  }
+  return new LlmError('BAD_RESPONSE', 'the answer could not be read', { attempts: 1 });
 }

@@ -12,6 +12,8 @@ export const DEFAULT_RETRY_POLICY: Readonly<Required<RetryPolicy>> = {
 const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 
 export function isRetryable(error: LlmError): boolean {
+  // The deployment's policy and our size limit will answer the same the next time.
+  if (error.reason === 'EGRESS_DENIED' || error.reason === 'TOO_LARGE') return false;
   switch (error.code) {
     case 'TIMEOUT':
     case 'CONNECTION':

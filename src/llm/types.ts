@@ -62,6 +62,9 @@ export type EndpointKind = 'VLLM' | 'SGLANG' | 'OLLAMA' | 'LLAMA_CPP' | 'OPENAI'
 
 export const ENDPOINT_KINDS: readonly EndpointKind[] = ['VLLM', 'SGLANG', 'OLLAMA', 'LLAMA_CPP', 'OPENAI', 'OTHER'];
 
+/** Longest request timeout of an endpoint; values stored before this limit are used as this. */
+export const MAX_ENDPOINT_TIMEOUT_MS = 600_000;
+
 export interface RetryPolicy {
   /** retries after the first attempt (0 = a single attempt) */
   maxRetries: number;

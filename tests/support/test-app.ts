@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import { createApp, type App } from '../../src/app';
 import { openDatabase } from '../../src/db/data-source';
 import type { QueueOptions } from '../../src/jobs/queue';
+import type { EgressPolicy } from '../../src/llm/egress';
 import { createLogger } from '../../src/logger';
 import type { Services } from '../../src/services';
 import { withDatabase } from './global-setup';
@@ -33,6 +34,8 @@ export interface TestApp {
 
 export interface TestAppOptions {
   queue?: QueueOptions;
+  /** ENDPOINT_ALLOW of the server. */
+  egress?: EgressPolicy;
 }
 
 /** A fresh database cloned from the migrated template, and the real HTTP server on a free port. */
@@ -50,7 +53,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const databaseUrl = withDatabase(serverUrl, database);
   const dataSource = await openDatabase({ url: databaseUrl, onQuery: (sql) => queries.push(sql) });
   const logger = createLogger('silent');
-  const app = await createApp(dataSource, logger, { secretKey: TEST_SECRET_KEY, ...(options.queue ? { queue: options.queue } : {}) });
+  const app = await createApp(dataSource, logger, {
+    secretKey: TEST_SECRET_KEY,
+    ...(options.queue ? { queue: options.queue } : {}),
+    ...(options.egress ? { egress: options.egress } : {}),
+  });
   const port = await app.listen(0, '127.0.0.1');
   const adminKey = `rql_test_admin_${randomBytes(16).toString('hex')}`;
   await app.services.apiKeys.ensureServerAdmin(adminKey);

@@ -10,8 +10,31 @@ describe('configuration', () => {
       worker: true,
       workerConcurrency: 256,
       jobLeaseSeconds: 900,
+      endpointAllow: undefined,
       logLevel: 'info',
     });
+  });
+
+  it('reads ENDPOINT_ALLOW into an egress policy, blank meaning unset', async () => {
+    expect(loadConfig({ ENDPOINT_ALLOW: '  ' }, '/srv').endpointAllow).toBeUndefined();
+    const policy = loadConfig({ ENDPOINT_ALLOW: 'gpu-1.example.org, *.gpu.example.org,10.0.0.0/8, fd00::/8 ,192.0.2.7' }, '/srv').endpointAllow;
+    expect(policy?.entries).toEqual(['gpu-1.example.org', '*.gpu.example.org', '10.0.0.0/8', 'fd00::/8', '192.0.2.7']);
+    expect(await policy?.allowsHost('a.gpu.example.org')).toBe(true);
+    expect(await policy?.allowsHost('10.1.2.3')).toBe(true);
+    expect(await policy?.allowsHost('192.0.2.8')).toBe(false);
+  });
+
+  it('names the bad ENDPOINT_ALLOW entries', () => {
+    let error: unknown;
+    try {
+      loadConfig({ ENDPOINT_ALLOW: 'ok.example.org,10.0.0.0/33,http://x,*.' }, '/srv');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([
+      'ENDPOINT_ALLOW: "10.0.0.0/33" is not a CIDR range; "http://x" is not a hostname, *.suffix, IP address or CIDR range; "*." is not a hostname, *.suffix, IP address or CIDR range',
+    ]);
   });
 
   it('reads the worker settings', () => {

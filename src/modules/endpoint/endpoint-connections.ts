@@ -1,9 +1,10 @@
 import type { EmbedFn } from '../../llm/types';
 import { createChatClient } from '../../llm/chat-client';
 import { createEmbeddingClient } from '../../llm/embedding-client';
+import type { EgressPolicy } from '../../llm/egress';
 import { SecretBoxError, type SecretBox } from '../../llm/secret-box';
 import { badInput } from '../../graphql/errors';
-import type { ChatFn } from '../../llm/types';
+import { MAX_ENDPOINT_TIMEOUT_MS, type ChatFn } from '../../llm/types';
 import type { Endpoint } from './endpoint.entity';
 
 /** At most `limit` calls at once; the others wait in arrival order. */
@@ -33,7 +34,11 @@ class Semaphore {
 export class EndpointConnections {
   private readonly limits = new Map<string, Semaphore>();
 
-  constructor(private readonly box: SecretBox) {}
+  constructor(
+    private readonly box: SecretBox,
+    /** ENDPOINT_ALLOW: every connection to an endpoint is checked against it. */
+    readonly egress?: EgressPolicy,
+  ) {}
 
   seal(apiKey: string): string {
     return this.box.encrypt(apiKey);
@@ -55,7 +60,13 @@ export class EndpointConnections {
   }
 
   chat(endpoint: Endpoint): ChatFn {
-    const client = createChatClient({ baseUrl: endpoint.baseUrl, apiKey: this.apiKeyOf(endpoint), kind: endpoint.kind, timeoutMs: endpoint.timeoutMs });
+    const client = createChatClient({
+      baseUrl: endpoint.baseUrl,
+      apiKey: this.apiKeyOf(endpoint),
+      kind: endpoint.kind,
+      timeoutMs: Math.min(endpoint.timeoutMs, MAX_ENDPOINT_TIMEOUT_MS),
+      egress: this.egress,
+    });
     let semaphore = this.limits.get(endpoint.id);
     if (!semaphore) {
       semaphore = new Semaphore(endpoint.maxConcurrency);
@@ -67,6 +78,12 @@ export class EndpointConnections {
   }
 
   embed(endpoint: Endpoint, model: string): EmbedFn {
-    return createEmbeddingClient({ baseUrl: endpoint.baseUrl, apiKey: this.apiKeyOf(endpoint), model, timeoutMs: endpoint.timeoutMs }).embed;
+    return createEmbeddingClient({
+      baseUrl: endpoint.baseUrl,
+      apiKey: this.apiKeyOf(endpoint),
+      model,
+      timeoutMs: Math.min(endpoint.timeoutMs, MAX_ENDPOINT_TIMEOUT_MS),
+      egress: this.egress,
+    }).embed;
   }
 }

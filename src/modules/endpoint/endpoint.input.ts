@@ -8,17 +8,19 @@ export class RegisterEndpointInput {
   @Field() name!: string;
   @Field({ description: 'OpenAI-compatible base URL including /v1, e.g. http://gpu-1:8000/v1.' }) baseUrl!: string;
   @Field(() => EndpointKind, { defaultValue: EndpointKind.VLLM }) kind!: EndpointKind;
-  @Field(() => String, { nullable: true, description: 'Write-only: stored encrypted, never returned.' }) apiKey?: string | null;
+  @Field(() => String, { nullable: true, description: 'Write-only: stored encrypted, never returned. Printable ASCII, no spaces or line breaks.' }) apiKey?: string | null;
   @Field(() => Int, { nullable: true }) gpuCount?: number | null;
   @Field(() => String, { nullable: true }) hardware?: string | null;
   @Field(() => Int, { defaultValue: 4, description: 'Requests in flight at once.' }) maxConcurrency!: number;
-  @Field(() => Int, { defaultValue: 120000, description: 'Per request, milliseconds.' }) timeoutMs!: number;
+  @Field(() => Int, { defaultValue: 120000, description: 'Per request, milliseconds: 1000 to 600000.' }) timeoutMs!: number;
 }
 
 @ObjectType()
 export class RegisterEndpointPayload {
   @Field(() => Endpoint) endpoint!: Endpoint;
   @Field(() => [Model], { description: 'Models the endpoint serves.' }) models!: Model[];
+  @Field(() => [String], { description: "What the probe dropped or ignored of the endpoint's answer (e.g. models beyond the first 1,000), in the server's words." })
+  warnings!: string[];
 }
 
 @InputType()
@@ -32,6 +34,8 @@ export class RefreshEndpointInput {
 export class RefreshEndpointPayload {
   @Field(() => Endpoint) endpoint!: Endpoint;
   @Field(() => [Model]) models!: Model[];
+  @Field(() => [String], { description: "What the probe dropped or ignored of the endpoint's answer (e.g. models beyond the first 1,000), in the server's words." })
+  warnings!: string[];
 }
 
 @InputType({ description: 'Model metadata; fields left out stay as they are.' })

@@ -17,12 +17,12 @@ import { Model } from './model.entity';
 export class EndpointResolver {
   @Mutation(() => RegisterEndpointPayload, { description: 'Registers an OpenAI-compatible server and probes its models and capabilities.' })
   registerEndpoint(@Arg('input') input: RegisterEndpointInput, @Ctx() ctx: GraphQLContext): Promise<RegisterEndpointPayload> {
-    return ctx.services.endpoints.register(ctx.principal, decodeId(input.projectId, 'Project', 'projectId'), input);
+    return ctx.services.endpoints.register(ctx.principal, decodeId(input.projectId, 'Project', 'projectId'), input, ctx.signal);
   }
 
   @Mutation(() => RefreshEndpointPayload, { description: 'Probes the endpoint again: health, served models, capabilities.' })
   refreshEndpoint(@Arg('input') input: RefreshEndpointInput, @Ctx() ctx: GraphQLContext): Promise<RefreshEndpointPayload> {
-    return ctx.services.endpoints.refresh(ctx.principal, decodeId(input.id, 'Endpoint', 'id'), input);
+    return ctx.services.endpoints.refresh(ctx.principal, decodeId(input.id, 'Endpoint', 'id'), input, ctx.signal);
   }
 
   @FieldResolver(() => [Model], { description: 'Models the endpoint served at the last probe (and earlier ones, marked unavailable).' })

@@ -1,12 +1,14 @@
-import { IsNull, type DataSource } from 'typeorm';
+import { In, IsNull, type DataSource, type Repository } from 'typeorm';
 import type { Embedder } from '../../analytics/embedding/embedder';
 import { sizeClass as sizeClassOf } from '../../analytics/groups';
 import type { PageArgs } from '../../graphql/connection';
 import { paginate } from '../../graphql/connection';
 import { badInput, conflict, notFound } from '../../graphql/errors';
-import { measureHealth, probeJsonSchema, probeThinkingToggle, type DiscoveredModel } from '../../llm/probe';
+import { redact } from '../../jobs/failure';
+import { measureHealth, probeJsonSchema, probeThinkingToggle, type CapabilityProbe, type DiscoveredModel } from '../../llm/probe';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
+import { MAX_ENDPOINT_TIMEOUT_MS } from '../../llm/types';
 import { EndpointConnections } from './endpoint-connections';
 import { Endpoint, HealthStatus } from './endpoint.entity';
 import type { RefreshEndpointInput, RegisterEndpointInput, UpdateModelInput } from './endpoint.input';
@@ -14,7 +16,14 @@ import { Model, SizeClass } from './model.entity';
 
 const PROBE_TIMEOUT_MS = 15_000;
 
-function checkUrl(baseUrl: string): string {
+export interface EndpointProbeResult {
+  endpoint: Endpoint;
+  models: Model[];
+  /** what the probe dropped or ignored of the endpoint's answer, in our words */
+  warnings: string[];
+}
+
+function checkUrl(baseUrl: string): URL {
   let url: URL;
   try {
     url = new URL(baseUrl.trim());
@@ -23,7 +32,29 @@ function checkUrl(baseUrl: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badInput('baseUrl must be http(s)', { field: 'baseUrl' });
   if (url.username || url.password) throw badInput('Put credentials in apiKey, not in baseUrl', { field: 'baseUrl' });
-  return url.toString().replace(/\/+$/, '');
+  return url;
+}
+
+/** Longest endpoint API key accepted. */
+export const MAX_API_KEY_LENGTH = 4096;
+
+/**
+ * A key travels in an HTTP header: visible ASCII only. A line break would end the header (or
+ * make the request fail with the key in the error), a space or a control character is a paste
+ * error. The message never repeats the value.
+ */
+export function checkSecret(value: string, field: string): void {
+  if (value.length > MAX_API_KEY_LENGTH) throw badInput(`${field} must be at most ${MAX_API_KEY_LENGTH} characters`, { field });
+  if (!/^[\x21-\x7e]*$/.test(value)) {
+    throw badInput(`${field} must be printable ASCII without spaces, line breaks or other control characters`, { field });
+  }
+}
+
+const aborted = () => badInput('The request was aborted before the endpoint could be recorded', { reason: 'ABORTED' });
+
+/** What a probe said, in our words, with every configured secret taken out in case one got in. */
+function probeDetail(probe: CapabilityProbe, secrets: readonly (string | null)[]): string | null {
+  return probe.detail === null ? null : redact(probe.detail, secrets);
 }
 
 export class EndpointService {
@@ -31,6 +62,16 @@ export class EndpointService {
     private readonly dataSource: DataSource,
     readonly connections: EndpointConnections,
   ) {}
+
+  /** The base URL, normalised, and refused when its host is outside ENDPOINT_ALLOW. */
+  private async allowedUrl(baseUrl: string): Promise<string> {
+    const url = checkUrl(baseUrl);
+    const egress = this.connections.egress;
+    if (egress && !(await egress.allowsHost(url.hostname))) {
+      throw badInput("baseUrl's host is outside this server's egress policy (ENDPOINT_ALLOW)", { field: 'baseUrl', reason: 'EGRESS_DENIED' });
+    }
+    return url.toString().replace(/\/+$/, '');
+  }
 
   list(projectId: string, args: PageArgs) {
     const query = this.dataSource.getRepository(Endpoint).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
@@ -61,25 +102,27 @@ export class EndpointService {
    * decoding and the thinking switch with the first model. An unreachable server is still
    * registered (health DOWN, the error recorded) so it can be refreshed once it is up.
    */
-  async register(principal: Principal, projectId: string, input: RegisterEndpointInput): Promise<{ endpoint: Endpoint; models: Model[] }> {
+  async register(principal: Principal, projectId: string, input: RegisterEndpointInput, signal?: AbortSignal): Promise<EndpointProbeResult> {
     requireRole(principal, projectId, Role.EDITOR, 'Project');
     const name = input.name.trim();
     if (!name) throw badInput('name must not be empty', { field: 'name' });
     if (!Number.isInteger(input.maxConcurrency) || input.maxConcurrency < 1 || input.maxConcurrency > 1024) {
       throw badInput('maxConcurrency must be between 1 and 1024', { field: 'maxConcurrency' });
     }
-    if (!Number.isInteger(input.timeoutMs) || input.timeoutMs < 1000 || input.timeoutMs > 3_600_000) {
-      throw badInput('timeoutMs must be between 1000 and 3600000', { field: 'timeoutMs' });
+    if (!Number.isInteger(input.timeoutMs) || input.timeoutMs < 1000 || input.timeoutMs > MAX_ENDPOINT_TIMEOUT_MS) {
+      throw badInput(`timeoutMs must be between 1000 and ${MAX_ENDPOINT_TIMEOUT_MS}`, { field: 'timeoutMs' });
     }
     if (input.gpuCount !== null && input.gpuCount !== undefined && (!Number.isInteger(input.gpuCount) || input.gpuCount < 0)) {
       throw badInput('gpuCount must be a non-negative integer', { field: 'gpuCount' });
     }
+    if (input.apiKey) checkSecret(input.apiKey, 'apiKey');
+    const baseUrl = await this.allowedUrl(input.baseUrl);
     const repo = this.dataSource.getRepository(Endpoint);
     if (await repo.findOneBy({ projectId, name })) throw conflict(`An endpoint named "${name}" already exists in this project`);
     const endpoint = repo.create({
       projectId,
       name,
-      baseUrl: checkUrl(input.baseUrl),
+      baseUrl,
       kind: input.kind,
       gpuCount: input.gpuCount ?? null,
       hardware: input.hardware?.trim() || null,
@@ -93,12 +136,14 @@ export class EndpointService {
       lastSeenAt: null,
       checkedAt: null,
     });
-    const probed = await this.probe(endpoint);
+    const probed = await this.probe(endpoint, input.apiKey ?? null, signal);
+    // Nothing is held open while the endpoint is talked to; a client gone by now gets nothing written.
+    if (signal?.aborted) throw aborted();
     try {
       return await this.dataSource.transaction(async (manager) => {
         const saved = await manager.getRepository(Endpoint).save(endpoint);
         const models = await this.syncModels(manager.getRepository(Model), saved, probed.models);
-        return { endpoint: saved, models };
+        return { endpoint: saved, models, warnings: probed.warnings };
       });
     } catch (error) {
       if ((error as { code?: string }).code === '23505') throw conflict(`An endpoint named "${name}" already exists in this project`);
@@ -106,16 +151,23 @@ export class EndpointService {
     }
   }
 
-  async refresh(principal: Principal, id: string, input: RefreshEndpointInput): Promise<{ endpoint: Endpoint; models: Model[] }> {
+  async refresh(principal: Principal, id: string, input: RefreshEndpointInput, signal?: AbortSignal): Promise<EndpointProbeResult> {
     const endpoint = await this.getEndpoint(principal, id, Role.EDITOR);
+    let apiKey: string | null;
     if (input.apiKey !== undefined && input.apiKey !== null) {
+      checkSecret(input.apiKey, 'apiKey');
       endpoint.apiKeyEncrypted = input.apiKey === '' ? null : this.connections.seal(input.apiKey);
+      apiKey = input.apiKey === '' ? null : input.apiKey;
+    } else {
+      apiKey = this.connections.apiKeyOf(endpoint);
     }
-    const probed = await this.probe(endpoint);
+    await this.allowedUrl(endpoint.baseUrl);
+    const probed = await this.probe(endpoint, apiKey, signal);
+    if (signal?.aborted) throw aborted();
     return this.dataSource.transaction(async (manager) => {
       const saved = await manager.getRepository(Endpoint).save(endpoint);
       const models = await this.syncModels(manager.getRepository(Model), saved, probed.models, probed.reachable);
-      return { endpoint: saved, models };
+      return { endpoint: saved, models, warnings: probed.warnings };
     });
   }
 
@@ -149,82 +201,96 @@ export class EndpointService {
     return { id: { provider: `${endpoint.kind.toLowerCase()}:${endpoint.baseUrl}`, model: model.servedName }, embed };
   }
 
-  private async probe(endpoint: Endpoint): Promise<{ models: DiscoveredModel[]; reachable: boolean }> {
-    const health = await measureHealth(endpoint.baseUrl, this.connections.apiKeyOf(endpoint), Math.min(endpoint.timeoutMs, PROBE_TIMEOUT_MS));
+  /**
+   * GET /models, then (with the first model) the capability probes. Every text recorded is ours:
+   * the status and a short reason, with every configured secret redacted in case one got in.
+   */
+  private async probe(endpoint: Endpoint, apiKey: string | null, signal: AbortSignal | undefined): Promise<{ models: DiscoveredModel[]; reachable: boolean; warnings: string[] }> {
+    const secrets = [apiKey];
+    const timeoutMs = Math.min(endpoint.timeoutMs, PROBE_TIMEOUT_MS);
+    const health = await measureHealth(endpoint.baseUrl, apiKey, timeoutMs, { egress: this.connections.egress, signal, secrets });
     endpoint.checkedAt = health.checkedAt;
     endpoint.healthLatencyMs = Math.round(health.latencyMs);
     if (!health.ok) {
       endpoint.healthStatus = HealthStatus.DOWN;
-      endpoint.healthLastError = health.error;
-      return { models: [], reachable: false };
+      endpoint.healthLastError = redact(health.error ?? 'the endpoint could not be reached', secrets);
+      return { models: [], reachable: false, warnings: [] };
     }
     endpoint.healthStatus = HealthStatus.UP;
     endpoint.healthLastError = null;
     endpoint.lastSeenAt = health.checkedAt;
     const first = health.models[0];
-    if (first) {
-      const chat = this.connections.chat({ ...endpoint, timeoutMs: Math.min(endpoint.timeoutMs, PROBE_TIMEOUT_MS) } as Endpoint);
-      const [jsonSchema, thinking] = await Promise.all([
-        probeJsonSchema(chat, first.id).catch((error: unknown) => ({ supported: null, detail: String(error) })),
-        probeThinkingToggle(chat, first.id).catch((error: unknown) => ({ supported: null, detail: String(error) })),
-      ]);
+    if (first && !signal?.aborted) {
+      const chat = this.connections.chat({ ...endpoint, timeoutMs } as Endpoint);
+      const failed = (): CapabilityProbe => ({ supported: null, detail: 'the probe failed' });
+      const [jsonSchema, thinking] = await Promise.all([probeJsonSchema(chat, first.id, signal).catch(failed), probeThinkingToggle(chat, first.id, signal).catch(failed)]);
+      const jsonSchemaDetail = probeDetail(jsonSchema, secrets);
+      const thinkingToggleDetail = probeDetail(thinking, secrets);
       endpoint.capabilities = {
         jsonSchema: jsonSchema.supported,
         thinkingToggle: thinking.supported,
         probedWith: first.id,
-        ...(jsonSchema.detail ? { jsonSchemaDetail: jsonSchema.detail } : {}),
-        ...(thinking.detail ? { thinkingToggleDetail: thinking.detail } : {}),
+        ...(jsonSchemaDetail ? { jsonSchemaDetail } : {}),
+        ...(thinkingToggleDetail ? { thinkingToggleDetail } : {}),
       };
     }
-    return { models: health.models, reachable: true };
+    return { models: health.models, reachable: true, warnings: health.warnings };
   }
 
-  /** New served names become models; names no longer listed stay (runs refer to them), marked unavailable. */
-  private async syncModels(repo: import('typeorm').Repository<Model>, endpoint: Endpoint, discovered: DiscoveredModel[], reachable = true): Promise<Model[]> {
+  /**
+   * New served names become models; names no longer listed stay (runs refer to them), marked
+   * unavailable. A few queries whatever the listing's size (it is capped at MAX_LISTED_MODELS),
+   * and rows are written only when something changed.
+   */
+  private async syncModels(repo: Repository<Model>, endpoint: Endpoint, discovered: DiscoveredModel[], reachable = true): Promise<Model[]> {
     const existing = await repo.findBy({ endpointId: endpoint.id });
     const byName = new Map(existing.map((m) => [m.servedName, m]));
     const listed = new Set(discovered.map((d) => d.id));
+    const unknown = discovered.filter((d) => !byName.has(d.id)).map((d) => d.id);
+    // A model known so far only from imported runs becomes this endpoint's model: one model, its runs kept.
+    const imported = unknown.length > 0 ? await repo.findBy({ projectId: endpoint.projectId, endpointId: IsNull(), servedName: In(unknown) }) : [];
+    const importedByName = new Map(imported.map((m) => [m.servedName, m]));
+    const changed: Model[] = [];
     for (const found of discovered) {
       let model = byName.get(found.id);
-      if (!model) {
-        // A model known so far only from imported runs becomes this endpoint's model: one model, its runs kept.
-        const imported = await repo.findOneBy({ projectId: endpoint.projectId, endpointId: IsNull(), servedName: found.id });
-        if (imported) {
-          imported.endpointId = endpoint.id;
-          model = imported;
-          byName.set(found.id, imported);
-        }
+      const adopted = model ? undefined : importedByName.get(found.id);
+      if (adopted) {
+        adopted.endpointId = endpoint.id;
+        model = adopted;
+        byName.set(found.id, adopted);
       }
       if (model) {
-        model.available = true;
-        model.maxModelLen = found.maxModelLen ?? model.maxModelLen;
-        model.hfRepo = model.hfRepo ?? (found.root && found.root !== found.id ? found.root : null);
-        await repo.save(model);
+        const maxModelLen = found.maxModelLen ?? model.maxModelLen;
+        const hfRepo = model.hfRepo ?? (found.root && found.root !== found.id ? found.root : null);
+        if (adopted || !model.available || model.maxModelLen !== maxModelLen || model.hfRepo !== hfRepo) {
+          model.available = true;
+          model.maxModelLen = maxModelLen;
+          model.hfRepo = hfRepo;
+          changed.push(model);
+        }
       } else {
-        byName.set(
-          found.id,
-          await repo.save(
-            repo.create({
-              projectId: endpoint.projectId,
-              endpointId: endpoint.id,
-              servedName: found.id,
-              hfRepo: found.root && found.root !== found.id ? found.root : found.id.includes('/') ? found.id : null,
-              maxModelLen: found.maxModelLen,
-              defaultSampling: {},
-              available: true,
-            }),
-          ),
-        );
+        const created = repo.create({
+          projectId: endpoint.projectId,
+          endpointId: endpoint.id,
+          servedName: found.id,
+          hfRepo: found.root && found.root !== found.id ? found.root : found.id.includes('/') ? found.id : null,
+          maxModelLen: found.maxModelLen,
+          defaultSampling: {},
+          available: true,
+        });
+        byName.set(found.id, created);
+        changed.push(created);
       }
     }
     if (reachable) {
       for (const model of existing) {
         if (!listed.has(model.servedName) && model.available) {
           model.available = false;
-          await repo.save(model);
+          changed.push(model);
         }
       }
     }
+    if (changed.length > 0) await repo.save(changed, { chunk: 200 });
     return [...byName.values()].sort((a, b) => a.servedName.localeCompare(b.servedName));
   }
 }

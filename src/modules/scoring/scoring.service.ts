@@ -751,7 +751,7 @@ export class ScoringService {
         vectors = await embedder.embed(missing);
       } catch (error) {
         if (error instanceof LlmError) {
-          throw badInput(`The embedding model ${model} could not embed the texts: ${error.message}`, { field: 'options.embeddingModelId' });
+          throw badInput(`The embedding model ${model} could not embed the texts: ${error.message}`, { field: 'options.embeddingModelId', reason: error.code });
         }
         throw error;
       }

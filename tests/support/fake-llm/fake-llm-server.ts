@@ -119,6 +119,16 @@
  *   counted when a 200 completion has been written in full; error, dropped and `rawBody` answers
  *   count no tokens.
  *
+ * ## Any route, answered as scripted
+ * `fake.scriptRoutes(fn)` answers any request before the routes below (GET /v1/models, /metrics,
+ * chat, …): `(request: RecordedRequest) => FakeRouteSpec | undefined` (may be async; `undefined`
+ * falls through). A `FakeRouteSpec` is `{ status?, headers?, body?, contentType?, delayMs?,
+ * chunked?, dropConnection? }`: the exact body text with that status (default 200) and
+ * content type (default application/json), written in 64 KiB pieces without a content-length
+ * when `chunked`. For what a hostile or misconfigured server sends: an HTML error page, the
+ * request's own Authorization header echoed back, a redirect (`status: 302, headers: { location }`),
+ * a listing of 300,000 models. `fake.reset()` removes it.
+ *
  * ## Other routes
  * GET /v1/models (vLLM model cards), GET /health (200, empty), anything else 404
  * `{"detail":"Not Found"}` as FastAPI does. With `apiKey`, only /health, /metrics and /_fake/*
@@ -222,6 +232,20 @@ export interface FakeEmbeddingSpec {
   dropConnection?: boolean;
 }
 
+/** An exact answer to any route (see "Any route, answered as scripted"). */
+export interface FakeRouteSpec {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string;
+  contentType?: string;
+  delayMs?: number;
+  /** written in pieces without a content-length (chunked transfer encoding) */
+  chunked?: boolean;
+  dropConnection?: boolean;
+}
+
+export type FakeRouteHandler = (request: RecordedRequest) => FakeRouteSpec | undefined | Promise<FakeRouteSpec | undefined>;
+
 export interface FakeEmbeddingContext {
   index: number;
   model: string;
@@ -271,6 +295,8 @@ export interface FakeLlm {
   addRule(rule: FakeRule): void;
   setHandler(handler: FakeChatHandler | null): void;
   scriptEmbeddings(handler: FakeEmbeddingHandler | null): void;
+  /** Answers any request before the routes, when the handler returns a spec. */
+  scriptRoutes(handler: FakeRouteHandler | null): void;
   setModels(models: Array<string | FakeModel>): void;
   configure(options: Omit<FakeLlmOptions, 'port' | 'host'>): void;
   chatRequests(): FakeChatBody[];
@@ -500,6 +526,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   let rules: RuleState[] = [];
   let handler: FakeChatHandler | null = null;
   let embeddingHandler: FakeEmbeddingHandler | null = null;
+  let routeHandler: FakeRouteHandler | null = null;
   let chatCount = 0;
   let embeddingCount = 0;
   const sockets = new Set<Socket>();
@@ -970,6 +997,38 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     };
     if (settings.recordRequests) requests.push(record);
 
+    const scripted = routeHandler ? await routeHandler(record) : undefined;
+    if (scripted) {
+      await sleep(scripted.delayMs ?? 0);
+      if (res.destroyed || res.socket === null || res.socket.destroyed) return;
+      if (scripted.dropConnection) {
+        res.socket.destroy();
+        return;
+      }
+      const text = scripted.body ?? '';
+      const head: Record<string, string> = { 'content-type': scripted.contentType ?? 'application/json', ...(scripted.headers ?? {}) };
+      if (!scripted.chunked) head['content-length'] = String(Buffer.byteLength(text));
+      res.writeHead(scripted.status ?? 200, head);
+      if (scripted.chunked) {
+        const bytes = Buffer.from(text);
+        for (let at = 0; at < bytes.length && !res.destroyed; at += 64 * 1024) {
+          if (!res.write(bytes.subarray(at, at + 64 * 1024))) {
+            await new Promise<void>((resolve) => {
+              const done = (): void => {
+                res.off('drain', done);
+                res.off('close', done);
+                resolve();
+              };
+              res.once('drain', done);
+              res.once('close', done);
+            });
+          }
+        }
+      }
+      res.end(scripted.chunked ? undefined : text);
+      return;
+    }
+
     if (path === '/health' && req.method === 'GET') {
       res.writeHead(200, { 'content-length': '0' });
       res.end();
@@ -1070,6 +1129,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     scriptEmbeddings(h) {
       embeddingHandler = h;
     },
+    scriptRoutes(h) {
+      routeHandler = h;
+    },
     setModels(models) {
       settings.models = normaliseModels(models);
     },
@@ -1107,6 +1169,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       rules = [];
       handler = null;
       embeddingHandler = null;
+      routeHandler = null;
       chatCount = 0;
       embeddingCount = 0;
       resetStats();

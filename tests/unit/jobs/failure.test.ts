@@ -23,6 +23,26 @@ describe('failures as data', () => {
     }
   });
 
+  it('codes an egress refusal, a redirect and a too large answer in its own words', () => {
+    expect(describeFailure(new LlmError('CONNECTION', 'x', { attempts: 1, reason: 'EGRESS_DENIED' }), 1000, 1)).toEqual({
+      code: 'EGRESS_DENIED',
+      message: "the endpoint's address is outside the egress policy (ENDPOINT_ALLOW) (after 1 attempt)",
+      attempts: 1,
+      transient: false,
+    });
+    expect(describeFailure(new LlmError('CONNECTION', 'x', { attempts: 2, reason: 'CERT_HAS_EXPIRED' }), 1000, 1).message).toBe(
+      'connection to the endpoint failed (CERT_HAS_EXPIRED) (after 2 attempts)',
+    );
+    expect(describeFailure(new LlmError('HTTP_ERROR', 'x', { status: 302, attempts: 1 }), 1000, 1)).toMatchObject({
+      code: 'HTTP_302',
+      message: 'the endpoint answered HTTP 302, a redirect, which is not followed (after 1 attempt)',
+      transient: false,
+    });
+    expect(describeFailure(new LlmError('BAD_RESPONSE', 'x', { attempts: 1, reason: 'TOO_LARGE' }), 1000, 1).message).toBe(
+      "the endpoint's answer is larger than the limit (after 1 attempt)",
+    );
+  });
+
   it('redacts every secret and keeps messages short', () => {
     expect(redact('key sk-abcdef and sk-abcdef again', ['sk-abcdef', null, ''])).toBe('key [redacted] and [redacted] again');
     expect(redact('x'.repeat(500), []).length).toBe(200);

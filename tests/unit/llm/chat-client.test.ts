@@ -201,18 +201,17 @@ describe('createChatClient against the fake vLLM server', () => {
   it.each([400, 404, 422])('does not retry a %i', async (status) => {
     fake.enqueue({ status, error: `refused with ${status}` }, { content: 'never' });
     const err = await rejection(client()(request()));
-    expect(err).toMatchObject({ code: 'HTTP_ERROR', status, attempts: 1 });
-    expect(err.message).toContain(`refused with ${status}`);
+    expect(err).toMatchObject({ code: 'HTTP_ERROR', status, attempts: 1, message: `HTTP ${status} from the endpoint` });
     expect(fake.chatRequests()).toHaveLength(1);
   });
 
-  it("keeps vLLM's message for an unknown model (flat and nested error bodies)", async () => {
+  it("keeps the status of an unknown model's 404, not the server's text (flat and nested error bodies)", async () => {
     const err = await rejection(client()(request({ model: 'nope' })));
-    expect(err).toMatchObject({ code: 'HTTP_ERROR', status: 404, attempts: 1 });
-    expect(err.message).toContain('The model `nope` does not exist.');
+    expect(err).toMatchObject({ code: 'HTTP_ERROR', status: 404, attempts: 1, message: 'HTTP 404 from the endpoint' });
+    expect(err.message).not.toContain('nope');
     fake.configure({ errorStyle: 'openai' });
     const nested = await rejection(client()(request({ model: 'nope' })));
-    expect(nested.message).toContain('The model `nope` does not exist.');
+    expect(nested).toMatchObject({ status: 404, message: 'HTTP 404 from the endpoint' });
   });
 
   it('turns a slow answer into TIMEOUT, retrying it', async () => {

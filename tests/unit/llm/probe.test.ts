@@ -20,7 +20,8 @@ describe('endpoint probes', () => {
     createChatClient({ baseUrl: fake.baseUrl, kind, timeoutMs: 3000, retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 } });
 
   it('lists models with max_model_len and root', async () => {
-    const models = await listModels(fake.baseUrl, null, 3000);
+    const { models, warnings } = await listModels(fake.baseUrl, null, 3000);
+    expect(warnings).toEqual([]);
     expect(models).toEqual([
       { id: 'qwen3-8b', maxModelLen: 40960, ownedBy: 'vllm', root: 'Qwen/Qwen3-8B' },
       { id: 'medgemma', maxModelLen: 32768, ownedBy: 'vllm', root: 'medgemma' },
@@ -30,19 +31,19 @@ describe('endpoint probes', () => {
 
   it('reports null max_model_len when the server does not send it', async () => {
     fake.setModels([{ id: 'llama', maxModelLen: null }]);
-    expect((await listModels(`${fake.baseUrl}/`, undefined, 3000))[0]).toMatchObject({ id: 'llama', maxModelLen: null });
+    expect((await listModels(`${fake.baseUrl}/`, undefined, 3000)).models[0]).toMatchObject({ id: 'llama', maxModelLen: null });
     fake.setModels([{ id: 'qwen3-8b', maxModelLen: 40960, root: 'Qwen/Qwen3-8B' }, 'medgemma']);
   });
 
   it('throws a coded error on a wrong key', async () => {
     fake.configure({ apiKey: 'k' });
     await expect(listModels(fake.baseUrl, 'wrong', 3000)).rejects.toMatchObject({ code: 'HTTP_ERROR', status: 401 });
-    await expect(listModels(fake.baseUrl, 'k', 3000)).resolves.toHaveLength(2);
+    expect((await listModels(fake.baseUrl, 'k', 3000)).models).toHaveLength(2);
   });
 
   it('measures health: latency, timestamp, models; errors as data', async () => {
     const at = new Date('2026-01-02T03:04:05Z');
-    const healthy = await measureHealth(fake.baseUrl, null, 3000, () => at);
+    const healthy = await measureHealth(fake.baseUrl, null, 3000, { now: () => at });
     expect(healthy).toMatchObject({ ok: true, error: null, errorCode: null, checkedAt: at });
     expect(healthy.latencyMs).toBeGreaterThanOrEqual(0);
     expect(healthy.models.map((m) => m.id)).toEqual(['qwen3-8b', 'medgemma']);
