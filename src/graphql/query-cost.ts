@@ -72,6 +72,8 @@ export const LIST_SIZES: Readonly<Record<string, { typical: number; max: number 
   'Endpoint.models': { typical: 20, max: 1_000 },
   'RegisterEndpointPayload.models': { typical: 20, max: 1_000 },
   'RefreshEndpointPayload.models': { typical: 20, max: 1_000 },
+  'RegisterEndpointPayload.warnings': { typical: 3, max: 10 },
+  'RefreshEndpointPayload.warnings': { typical: 3, max: 10 },
   'GroupSummary.models': { typical: 10, max: 1_000 },
   // Runs of a ranking or of an experiment's grid.
   'Ranking.entries': { typical: 50, max: 10_000 },
