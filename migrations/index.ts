@@ -5,6 +5,7 @@ import { MillisecondTimestamps1764480000000 } from './1764480000000-millisecond-
 import { AppendOnlyAnalyticsChanges1764490000000 } from './1764490000000-append-only-analytics-changes';
 import { PredictionsInReportOrder1764500000000 } from './1764500000000-predictions-in-report-order';
 import { RunExecution1764510000000 } from './1764510000000-run-execution';
+import { RateLimits1764520000000 } from './1764520000000-rate-limits';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: Function[] = [
@@ -15,4 +16,5 @@ export const MIGRATIONS: Function[] = [
   AppendOnlyAnalyticsChanges1764490000000,
   PredictionsInReportOrder1764500000000,
   RunExecution1764510000000,
+  RateLimits1764520000000,
 ];

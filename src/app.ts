@@ -5,19 +5,41 @@ import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHt
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
-import { GraphQLError, parse } from 'graphql';
+import type { IncomingMessage } from 'node:http';
+import { execute, GraphQLError, parse, subscribe } from 'graphql';
+import type { Context as GraphQLWsContext } from 'graphql-ws';
 import { checkQueryCost, MAX_QUERY_TOKENS } from './graphql/query-cost';
 import { useServer } from 'graphql-ws/use/ws';
 import type { DataSource } from 'typeorm';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Principal } from './modules/api-key/principal';
 import { createContext, type GraphQLContext } from './graphql/context';
-import { createErrorFormatter, DomainException } from './graphql/errors';
+import { createErrorFormatter, DomainException, loggableError } from './graphql/errors';
 import { graphiqlPage } from './graphql/graphiql';
+import { RateLimitedError, rateLimited, RateLimits, type RateLimitSettings } from './graphql/rate-limits';
 import { buildReportQlSchema } from './graphql/schema';
 import type { Logger } from './logger';
 import { createServices, type ServiceOptions, type Services } from './services';
 
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_REQUEST_DEADLINE_MS = 120_000;
+
+/** How the server meets its clients: limits per key and address, and how long a request may take. */
+export interface AppOptions extends ServiceOptions {
+  /** Unset: no rate limits. */
+  rateLimits?: RateLimitSettings;
+  /** An HTTP request or a WebSocket query or mutation is answered within this time (default 120 s). */
+  requestDeadlineMs?: number;
+  /** Proxies in front of the server whose X-Forwarded-For is believed (express `trust proxy`); 0: none. */
+  trustProxyHops?: number;
+}
+
+/** BAD_USER_INPUT with reason DEADLINE_EXCEEDED, HTTP 503: the request took longer than the server gives one. */
+export function deadlineExceeded(deadlineMs: number): GraphQLError {
+  return new GraphQLError(`The request did not finish within ${Math.round(deadlineMs / 1000)} s: ask for less (smaller pages, fewer statistics) or try again`, {
+    extensions: { code: 'BAD_USER_INPUT', reason: 'DEADLINE_EXCEEDED', deadlineMs },
+  });
+}
 
 export interface App {
   server: Server;
@@ -25,6 +47,39 @@ export interface App {
   /** Starts listening; resolves with the bound port. */
   listen(port: number, host?: string): Promise<number>;
   close(): Promise<void>;
+}
+
+const REVOCATION_SWEEP_MS = 30_000;
+
+function withoutHttp(error: GraphQLError): GraphQLError {
+  const { http: _http, ...extensions } = error.extensions;
+  return new GraphQLError(error.message, { extensions });
+}
+
+/** Resolves with the operation's result, or with a deadline error once `ms` have passed. */
+async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | { errors: GraphQLError[] }> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<{ errors: GraphQLError[] }>((resolve) => {
+    timer = setTimeout(() => resolve({ errors: [deadlineExceeded(ms)] }), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A subscription's stream whose exception ends it with one error result instead of closing the socket. */
+async function* guardedStream<T>(stream: AsyncIterable<T>, refusal: (error: unknown) => GraphQLError): AsyncGenerator<T | { errors: GraphQLError[] }> {
+  try {
+    yield* stream;
+  } catch (error) {
+    yield { errors: [refusal(error)] };
+  }
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 }
 
 function unauthenticated(error: unknown): GraphQLError {
@@ -36,7 +91,7 @@ function unauthenticated(error: unknown): GraphQLError {
  * The HTTP server: POST /graphql (Apollo), GET /graphql (GraphiQL for browsers), graphql-ws on
  * the same path, GET /healthz without a key.
  */
-export async function createApp(dataSource: DataSource, logger: Logger, options: ServiceOptions): Promise<App> {
+export async function createApp(dataSource: DataSource, logger: Logger, options: AppOptions): Promise<App> {
   const schema = await buildReportQlSchema();
   const services = createServices(dataSource, {
     ...options,
@@ -44,7 +99,12 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   });
   await services.bus.start();
   await services.queue.start();
+  const deadlineMs = options.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS;
+  const limits = options.rateLimits
+    ? new RateLimits(dataSource, options.rateLimits, (error) => logger.warn({ err: loggableError(error) }, 'the rate-limit store failed; the request was let through'))
+    : undefined;
   const app = express();
+  if (options.trustProxyHops) app.set('trust proxy', options.trustProxyHops);
   const server = createServer(app);
 
   const formatError = createErrorFormatter((correlationId, error) => logger.error({ correlationId, err: error }, 'unexpected error'));
@@ -61,51 +121,138 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     const fromOperation = headers['Authorization'] ?? headers['authorization'];
     return typeof fromOperation === 'string' ? fromOperation : undefined;
   };
-  const wsCleanup = useServer<Record<string, unknown>>(
+  type WsContext = GraphQLWsContext<Record<string, unknown>, { socket: WebSocket; request: IncomingMessage }>;
+  /** The context of each operation, made when it is admitted (onSubscribe) and used by `context`. */
+  const wsOperations = new WeakMap<WsContext, Map<string, GraphQLContext>>();
+  /** Open sockets by the keys they used: a revoked key closes its sockets with 4403. */
+  const socketsByKey = new Map<string, Set<WebSocket>>();
+  const closeSocketsOf = (keyId: string): void => {
+    for (const socket of socketsByKey.get(keyId) ?? []) socket.close(4403, 'Forbidden: the API key was revoked');
+    socketsByKey.delete(keyId);
+  };
+  const track = (socket: WebSocket, keyId: string): void => {
+    let sockets = socketsByKey.get(keyId);
+    if (!sockets) socketsByKey.set(keyId, (sockets = new Set()));
+    if (sockets.has(socket)) return;
+    sockets.add(socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      if (sockets.size === 0 && socketsByKey.get(keyId) === sockets) socketsByKey.delete(keyId);
+    });
+  };
+  const offRevoked = services.bus.on((event) => {
+    if (event.kind === 'keyRevoked') closeSocketsOf(event.keyId);
+  });
+  // A revocation whose notification was missed (the bus reconnecting) still closes within this period.
+  const revocationSweep = setInterval(() => {
+    const keyIds = [...socketsByKey.keys()];
+    if (keyIds.length === 0) return;
+    void dataSource
+      .query('SELECT id FROM api_keys WHERE id = ANY($1::uuid[]) AND revoked_at IS NOT NULL', [keyIds])
+      .then((rows: { id: string }[]) => rows.forEach((row) => closeSocketsOf(row.id)))
+      .catch((error: unknown) => logger.warn({ err: loggableError(error) }, 'checking the keys of open sockets failed'));
+  }, REVOCATION_SWEEP_MS);
+  revocationSweep.unref();
+
+  /** Authenticates a WebSocket key, counting failures and rate limits per address and key. */
+  const admitWs = async (ctx: WsContext, authorization: string | undefined): Promise<Principal> => {
+    const address = ctx.extra.request.socket.remoteAddress ?? 'unknown';
+    await limits?.admitAddress(address);
+    let principal: Principal;
+    try {
+      principal = await services.apiKeys.authenticate(authorization);
+    } catch (error) {
+      if (error instanceof DomainException) await limits?.failedAuthentication(address);
+      throw error;
+    }
+    await limits?.admitKey(principal.keyId);
+    track(ctx.extra.socket, principal.keyId);
+    return principal;
+  };
+  /** What a refused or failed WebSocket operation answers: the HTTP error contract. */
+  const wsRefusal = (error: unknown): GraphQLError => {
+    if (error instanceof RateLimitedError) return withoutHttp(rateLimited(error.retryAfterSeconds));
+    if (error instanceof DomainException && error.code === 'UNAUTHENTICATED') return unauthenticated(error);
+    if (error instanceof GraphQLError && !error.originalError) return error;
+    return new GraphQLError('', { originalError: error instanceof Error ? error : new Error(String(error)) });
+  };
+  const formatted = (errors: readonly GraphQLError[]): GraphQLError[] =>
+    errors.map((error) => {
+      const out = formatError(error.toJSON(), error);
+      return new GraphQLError(out.message, { extensions: out.extensions ?? {}, ...(out.path ? { path: out.path } : {}) });
+    });
+
+  const wsCleanup = useServer<Record<string, unknown>, { socket: WebSocket; request: IncomingMessage }>(
     {
       schema,
-      context: async (ctx, _id, payload): Promise<GraphQLContext> => {
-        const principal = await services.apiKeys.authenticate(wsKey(ctx.connectionParams, payload.extensions));
-        return createContext(dataSource, services, logger, principal);
+      // Close reasons never carry an error's message.
+      isProd: true,
+      context: (ctx, id) => {
+        const context = wsOperations.get(ctx)?.get(id);
+        // onSubscribe admitted every operation that reaches here and made its context.
+        if (!context) throw new Error('a WebSocket operation without its context');
+        return context;
       },
-      onSubscribe: async (ctx, _id, payload) => {
+      onSubscribe: async (ctx, id, payload) => {
         try {
-          await services.apiKeys.authenticate(wsKey(ctx.connectionParams, payload.extensions));
-        } catch (error) {
-          return [unauthenticated(error)];
-        }
-        try {
+          const principal = await admitWs(ctx, wsKey(ctx.connectionParams, payload.extensions));
           let document;
           try {
             document = parse(payload.query, { maxTokens: MAX_QUERY_TOKENS });
           } catch (error) {
             const message = error instanceof GraphQLError ? error.message : 'The query is not valid GraphQL';
-            return [new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+            return formatted([new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })]);
           }
           // Over WebSocket every operation must fit the limit before it runs (no CostMeter).
           checkQueryCost(schema, document, payload.operationName, payload.variables ?? {}, { metered: false });
+          let operations = wsOperations.get(ctx);
+          if (!operations) wsOperations.set(ctx, (operations = new Map()));
+          operations.set(id, createContext(dataSource, services, logger, principal));
         } catch (error) {
-          if (error instanceof GraphQLError) return [error];
-          throw error;
+          return formatted([wsRefusal(error)]);
         }
         return undefined;
+      },
+      onComplete: (ctx, id) => {
+        wsOperations.get(ctx)?.delete(id);
+      },
+      // Queries and mutations end by the request deadline; an exception is an error result, never a closed socket.
+      execute: async (args) => {
+        try {
+          return await withDeadline(Promise.resolve(execute(args)), deadlineMs);
+        } catch (error) {
+          return { errors: [wsRefusal(error)] };
+        }
+      },
+      subscribe: async (args) => {
+        try {
+          const result = await subscribe(args);
+          return isAsyncIterable(result) ? guardedStream(result, wsRefusal) : result;
+        } catch (error) {
+          return { errors: [wsRefusal(error)] };
+        }
       },
       // Subscriptions and operations over WebSocket keep the error contract of HTTP: fixed codes, masked internals.
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors) return undefined;
-        return { ...result, errors: result.errors.map((error) => formatError(error.toJSON(), error)) };
+        return { ...result, errors: formatted(result.errors as GraphQLError[]) };
       },
-      onError: (_ctx, _id, _payload, errors) => errors.map((error) => formatError(error.toJSON(), error)),
+      onError: (_ctx, _id, _payload, errors) => formatted(errors),
       // A connection may come without a key (GraphiQL sends it with each operation); a key that
       // is given must be valid.
       onConnect: async (ctx) => {
         const params = ctx.connectionParams ?? {};
         const key = params['Authorization'] ?? params['authorization'];
-        if (key === undefined) return true;
         try {
-          await services.apiKeys.authenticate(key as string);
+          if (key === undefined) await limits?.admitAddress(ctx.extra.request.socket.remoteAddress ?? 'unknown');
+          else await admitWs(ctx, typeof key === 'string' ? key : undefined);
           return true;
-        } catch {
+        } catch (error) {
+          if (error instanceof RateLimitedError) {
+            ctx.extra.socket.close(4429, `Too many requests: try again in ${error.retryAfterSeconds} s`);
+            return false;
+          }
+          if (!(error instanceof DomainException)) logger.warn({ err: loggableError(error) }, 'a WebSocket connection could not be admitted');
           return false;
         }
       },
@@ -135,6 +282,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         async serverWillStart() {
           return {
             async drainServer() {
+              offRevoked();
+              clearInterval(revocationSweep);
               await wsCleanup.dispose();
             },
           };
@@ -166,25 +315,66 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       res.end(page.html);
     }
   });
-  app.use(
-    '/graphql',
-    express.json({ limit: MAX_REQUEST_BYTES }),
-    expressMiddleware(apollo, {
-      context: async ({ req, res }) => {
+  const graphqlOverHttp = expressMiddleware(apollo, {
+    context: async ({ req, res }) => {
+      const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+      let principal: Principal;
+      try {
+        await limits?.admitAddress(address);
         try {
-          const principal = await services.apiKeys.authenticate(req.headers.authorization);
-          // Aborted when the client goes away before the answer is sent (extract stops its calls).
-          const gone = new AbortController();
-          res.on('close', () => {
-            if (!res.writableFinished) gone.abort();
-          });
-          return createContext(dataSource, services, logger, principal, gone.signal);
+          principal = await services.apiKeys.authenticate(req.headers.authorization);
         } catch (error) {
-          if (error instanceof DomainException) throw unauthenticated(error);
+          if (error instanceof DomainException) await limits?.failedAuthentication(address);
           throw error;
         }
-      },
-    }),
+        await limits?.admitKey(principal.keyId);
+      } catch (error) {
+        if (error instanceof RateLimitedError) throw rateLimited(error.retryAfterSeconds);
+        if (error instanceof DomainException) throw unauthenticated(error);
+        throw error;
+      }
+      // Aborted when the client goes away before the answer is sent (extract stops its calls),
+      // or when the request deadline passes.
+      const gone = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
+      const deadline = (res.locals as { deadline?: AbortSignal }).deadline;
+      return createContext(dataSource, services, logger, principal, deadline ? AbortSignal.any([gone.signal, deadline]) : gone.signal);
+    },
+  });
+  app.use(
+    '/graphql',
+    // The deadline counts from the request's arrival, body included.
+    (_req, res, next) => {
+      const deadline = new AbortController();
+      const timer = setTimeout(() => {
+        deadline.abort();
+        if (res.headersSent) return;
+        const error = deadlineExceeded(deadlineMs);
+        res.status(503).setHeader('retry-after', '1');
+        res.json({ errors: [{ message: error.message, extensions: error.extensions }] });
+      }, deadlineMs);
+      timer.unref();
+      res.on('close', () => clearTimeout(timer));
+      res.locals['deadline'] = deadline.signal;
+      next();
+    },
+    express.json({ limit: MAX_REQUEST_BYTES }),
+    async (req, res, next) => {
+      const deadline = res.locals['deadline'] as AbortSignal;
+      // Past the deadline the client has its answer: what Apollo writes afterwards goes nowhere.
+      const late = new Set<PropertyKey>(['setHeader', 'send', 'write', 'end', 'flush', 'status']);
+      const guarded = new Proxy(res, {
+        get: (target, property) => {
+          if (deadline.aborted && late.has(property)) return () => guarded;
+          const value = Reflect.get(target, property, target) as unknown;
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+        set: (target, property, value) => (deadline.aborted && property === 'statusCode' ? true : Reflect.set(target, property, value, target)),
+      });
+      await graphqlOverHttp(req, guarded, next);
+    },
   );
 
   // Body parsing failures (malformed JSON, too large) answer as GraphQL errors, not HTML pages.

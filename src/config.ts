@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import type { RateLimitSettings } from './graphql/rate-limits';
 import { parseEgressPolicy, type EgressPolicy } from './llm/egress';
 
 const booleanFlag = z
@@ -51,6 +52,11 @@ const environmentSchema = z.object({
       return z.NEVER;
     }
   }),
+  RATE_LIMIT_PER_KEY: wholeNumber('1200', 7, 'must be a whole number of requests per minute', 0, 1_000_000),
+  RATE_LIMIT_PER_ADDRESS: wholeNumber('2400', 7, 'must be a whole number of requests per minute', 0, 1_000_000),
+  RATE_LIMIT_AUTH_FAILURES: wholeNumber('20', 7, 'must be a whole number of failures per minute', 0, 1_000_000),
+  REQUEST_DEADLINE_MS: wholeNumber('120000', 7, 'must be a whole number of milliseconds', 1000, 3_600_000),
+  TRUST_PROXY_HOPS: wholeNumber('0', 2, 'must be a whole number of proxies', 0, 10),
   LOG_LEVEL: z
     .string()
     .optional()
@@ -79,6 +85,12 @@ export interface Config {
    * registered at and connected to (checked again after DNS resolution). Unset: any host.
    */
   endpointAllow: EgressPolicy | undefined;
+  /** Requests per minute per API key and per client address, failed authentications per address; 0: off. */
+  rateLimits: RateLimitSettings;
+  /** An HTTP request, or a WebSocket query or mutation, is answered within this time. */
+  requestDeadlineMs: number;
+  /** Proxies in front of the server whose X-Forwarded-For names the client's address. */
+  trustProxyHops: number;
   logLevel: LogLevel;
 }
 
@@ -122,6 +134,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     jobLeaseSeconds: e.JOB_LEASE_SECONDS,
     secretKey: e.SECRET_KEY,
     endpointAllow: e.ENDPOINT_ALLOW,
+    rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_KEY, perAddressPerMinute: e.RATE_LIMIT_PER_ADDRESS, authFailuresPerMinute: e.RATE_LIMIT_AUTH_FAILURES },
+    requestDeadlineMs: e.REQUEST_DEADLINE_MS,
+    trustProxyHops: e.TRUST_PROXY_HOPS,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -34,6 +34,9 @@ async function main(): Promise<void> {
     secretKey: resolveSecretKey(config, logger),
     queue: queueOptions(config.jobLeaseSeconds),
     egress: config.endpointAllow,
+    rateLimits: config.rateLimits,
+    requestDeadlineMs: config.requestDeadlineMs,
+    trustProxyHops: config.trustProxyHops,
   });
   const generatedAdminKey = await app.services.apiKeys.ensureServerAdmin(config.adminApiKey);
   if (config.seedDemo) {

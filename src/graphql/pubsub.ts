@@ -16,7 +16,8 @@ export type BusEvent =
   | { kind: 'run'; runId: string; experimentId: string | null }
   | { kind: 'predictions'; runId: string; ids: string[] }
   | { kind: 'cancel'; runId: string }
-  | { kind: 'jobs' };
+  | { kind: 'jobs' }
+  | { kind: 'keyRevoked'; keyId: string };
 
 type Listener = (event: BusEvent) => void;
 

@@ -1,3 +1,4 @@
+import type { RateLimitSettings } from '../../src/graphql/rate-limits';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
@@ -36,6 +37,9 @@ export interface TestAppOptions {
   queue?: QueueOptions;
   /** ENDPOINT_ALLOW of the server. */
   egress?: EgressPolicy;
+  /** Rate limits and request deadline (default: no limits, the server's default deadline). */
+  rateLimits?: RateLimitSettings;
+  requestDeadlineMs?: number;
 }
 
 /** A fresh database cloned from the migrated template, and the real HTTP server on a free port. */
@@ -57,6 +61,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     secretKey: TEST_SECRET_KEY,
     ...(options.queue ? { queue: options.queue } : {}),
     ...(options.egress ? { egress: options.egress } : {}),
+    ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
+    ...(options.requestDeadlineMs ? { requestDeadlineMs: options.requestDeadlineMs } : {}),
   });
   const port = await app.listen(0, '127.0.0.1');
   const adminKey = `rql_test_admin_${randomBytes(16).toString('hex')}`;

@@ -46,6 +46,21 @@ describe('configuration', () => {
     });
   });
 
+  it('reads the rate limits and the request deadline, 0 switching a limit off', () => {
+    expect(loadConfig({}, '/srv')).toMatchObject({
+      rateLimits: { perKeyPerMinute: 1200, perAddressPerMinute: 2400, authFailuresPerMinute: 20 },
+      requestDeadlineMs: 120_000,
+      trustProxyHops: 0,
+    });
+    expect(loadConfig({ RATE_LIMIT_PER_KEY: '0', RATE_LIMIT_PER_ADDRESS: '100', RATE_LIMIT_AUTH_FAILURES: '5', REQUEST_DEADLINE_MS: '30000', TRUST_PROXY_HOPS: '1' }, '/srv')).toMatchObject({
+      rateLimits: { perKeyPerMinute: 0, perAddressPerMinute: 100, authFailuresPerMinute: 5 },
+      requestDeadlineMs: 30_000,
+      trustProxyHops: 1,
+    });
+    expect(() => loadConfig({ REQUEST_DEADLINE_MS: '10' }, '/srv')).toThrow(/REQUEST_DEADLINE_MS: must be at least 1000/);
+    expect(() => loadConfig({ RATE_LIMIT_PER_KEY: '-1' }, '/srv')).toThrow(/RATE_LIMIT_PER_KEY/);
+  });
+
   it('names every bad value at once', () => {
     let error: unknown;
     try {

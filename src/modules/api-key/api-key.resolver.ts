@@ -1,6 +1,7 @@
 import { Arg, Ctx, Field, FieldResolver, ID, InputType, Mutation, ObjectType, Resolver, Root } from 'type-graphql';
 import type { GraphQLContext } from '../../graphql/context';
 import { decodeId } from '../../graphql/node';
+import { loggableError } from '../../graphql/errors';
 import { projectById } from '../../graphql/node-loaders';
 import { Project } from '../project/project.entity';
 import { ApiKey, Role } from './api-key.entity';
@@ -45,7 +46,10 @@ export class ApiKeyResolver {
 
   @Mutation(() => RevokeApiKeyPayload, { description: 'A revoked key is refused from the next request on.' })
   async revokeApiKey(@Arg('input') input: RevokeApiKeyInput, @Ctx() ctx: GraphQLContext): Promise<RevokeApiKeyPayload> {
-    return { apiKey: await ctx.services.apiKeys.revoke(ctx.principal, decodeId(input.id, 'ApiKey', 'id')) };
+    const apiKey = await ctx.services.apiKeys.revoke(ctx.principal, decodeId(input.id, 'ApiKey', 'id'));
+    // Every server process closes the WebSocket connections that use the key.
+    await ctx.services.bus.publish({ kind: 'keyRevoked', keyId: apiKey.id }).catch((error: unknown) => ctx.logger.warn({ err: loggableError(error) }, 'publishing a key revocation failed'));
+    return { apiKey };
   }
 
   @FieldResolver(() => Project, { nullable: true })
