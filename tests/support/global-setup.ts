@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { openDatabase } from '../../src/db/data-source';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded-postgres';
+import { startEmbeddedPostgres, unreachableByPostgres, type EmbeddedDatabase } from '../../src/db/embedded-postgres';
 import { JobQueue } from '../../src/jobs/queue';
 
 declare global {
@@ -17,7 +18,10 @@ export default async function globalSetup(): Promise<void> {
   let serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
     // One cluster per jest process: parallel jest runs must not share (and stop) a cluster.
-    const root = path.resolve(__dirname, '../.tmp');
+    // Test clusters live in the checkout, or, when run as root from a folder the postgres user
+    // cannot enter, in the system's temporary folder (they are thrown away after the run).
+    const inCheckout = path.resolve(__dirname, '../.tmp');
+    const root = (await unreachableByPostgres(inCheckout)) ? path.join(os.tmpdir(), 'reportql-tests') : inCheckout;
     removeClustersOfDeadRuns(root);
     const embedded = await startEmbeddedPostgres({ dir: path.join(root, `embedded-${process.pid}`), database: 'postgres' });
     globalThis.__reportqlEmbedded = embedded;

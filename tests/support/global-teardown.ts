@@ -13,6 +13,6 @@ export default async function globalTeardown(): Promise<void> {
   }
   if (globalThis.__reportqlEmbedded) {
     await globalThis.__reportqlEmbedded.stop();
-    rmSync(path.resolve(__dirname, `../.tmp/embedded-${process.pid}`), { recursive: true, force: true });
+    rmSync(path.dirname(globalThis.__reportqlEmbedded.clusterDirectory), { recursive: true, force: true });
   }
 }
