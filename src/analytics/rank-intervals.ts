@@ -6,6 +6,7 @@
 import { AnalyticsError } from './errors';
 import { kemenyFromMatrix } from './kemeny';
 import type { PairwiseMatrix } from './kemeny';
+import { scoreGreater } from './tolerance';
 
 /**
  * Per-replicate voter scores. Entry (candidate c, voter v, replicate b) is
@@ -73,6 +74,7 @@ export interface RankIntervalResult {
  * Percentile rank intervals of Kemeny–Young consensus ranks over bootstrap replicates.
  *
  * Definition: for each replicate b, the voters' scores of that replicate give a pairwise matrix
+ * (preferences strict beyond the relative tolerance of METRICS.md §6, as in `pairwiseMatrix`)
  * and a Kemeny–Young consensus (tie-break: replicate macro average, then name); candidate c's
  * rank in it is r_cb. The interval is [floor(Q(α/2)), ceil(Q(1−α/2))] of {r_cb}_b, with Q the
  * type-7 (linear interpolation, R default, NumPy "linear") quantile and α = 1 − level. Rounding
@@ -152,7 +154,7 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
         const si = column[i]!;
         if (Number.isNaN(si)) continue;
         const row = i * n;
-        for (let j = 0; j < n; j++) if (si > column[j]!) w[row + j] += weight;
+        for (let j = 0; j < n; j++) if (scoreGreater(si, column[j]!)) w[row + j] += weight;
       }
     }
     if (macroIn === null) {
