@@ -22,3 +22,4 @@ export * from './contrasts';
 export * from './contrasts-distributions';
 export * from './multiple-testing';
 export * from './tolerance';
+export * from './pooled';
