@@ -23,3 +23,4 @@ export * from './contrasts-distributions';
 export * from './multiple-testing';
 export * from './tolerance';
 export * from './pooled';
+export * from './chance-agreement';

@@ -1,4 +1,5 @@
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { Annotator } from '../annotation/annotator.entity';
 import { Model } from '../endpoint/model.entity';
 import { PromptStrategy, Run } from '../run/run.entity';
 import { UseCase } from '../use-case/use-case.entity';
@@ -167,4 +168,37 @@ export class StratifiedResult {
   effective!: Estimate;
   @Field(() => Estimate, { nullable: true, description: 'Mean item score of the valid predictions.' }) conditional!: Estimate | null;
   @Field(() => [InvalidCount]) invalid!: InvalidCount[];
+}
+
+export enum AlphaLevel {
+  NOMINAL = 'NOMINAL',
+  INTERVAL = 'INTERVAL',
+}
+registerEnumType(AlphaLevel, { name: 'AlphaLevel', description: "Krippendorff's α distance: NOMINAL (categories) or INTERVAL (squared difference of numbers)." });
+
+@ObjectType()
+export class AnnotatorPairKappa {
+  @Field(() => Annotator) a!: Annotator;
+  @Field(() => Annotator) b!: Annotator;
+  @Field(() => Int, { description: 'Reports both rated.' }) n!: number;
+  @Field(() => Estimate, { nullable: true, description: "Cohen's κ; null when undefined (no shared report, or one category only)." })
+  kappa!: Estimate | null;
+}
+
+@ObjectType()
+export class VariableChanceAgreement {
+  @Field(() => Variable) variable!: Variable;
+  @Field(() => AlphaLevel) alphaLevel!: AlphaLevel;
+  @Field(() => Estimate, { nullable: true, description: "Krippendorff's α over every annotator, missing ratings allowed." })
+  krippendorffAlpha!: Estimate | null;
+  @Field(() => Estimate, { nullable: true, description: "Fleiss' κ on the reports every annotator rated." }) fleissKappa!: Estimate | null;
+  @Field(() => Int, { description: "Reports every annotator rated (Fleiss' κ)." }) fleissReports!: number;
+  @Field(() => [AnnotatorPairKappa]) pairs!: AnnotatorPairKappa[];
+}
+
+@ObjectType({ description: 'Chance-corrected agreement of annotators per variable, with bootstrap intervals over reports.' })
+export class ChanceCorrectedAgreement {
+  @Field(() => [Annotator]) annotators!: Annotator[];
+  @Field(() => [VariableChanceAgreement], { description: 'Categorical, binary, numeric and exact-string variables with ratings.' })
+  variables!: VariableChanceAgreement[];
 }

@@ -6,7 +6,7 @@ import { decodeId } from '../../graphql/node';
 import { Dataset } from '../dataset/dataset.entity';
 import { Project } from '../project/project.entity';
 import { PromptStrategy, Run } from '../run/run.entity';
-import { ContrastTable, RunComparison, RunGroupingInput, RunSelector, StrategyEffectTable, StratifiedResult, StratumInput } from './comparison.types';
+import { ChanceCorrectedAgreement, ContrastTable, RunComparison, RunGroupingInput, RunSelector, StrategyEffectTable, StratifiedResult, StratumInput } from './comparison.types';
 import { UseCase } from '../use-case/use-case.entity';
 import type { ResolvedStatsOptions } from './scoring.service';
 import {
@@ -172,5 +172,18 @@ export class DatasetStatsResolver {
   ) {
     const ids = annotatorIds ? annotatorIds.map((id, i) => decodeId(id, 'Annotator', `annotatorIds[${i}]`)) : null;
     return ctx.services.scoring.interRaterAgreement(ctx.principal, dataset, ids, ctx.services.scoring.resolveOptions(options));
+  }
+
+  @FieldResolver(() => ChanceCorrectedAgreement, {
+    description: "Cohen's κ per annotator pair, Fleiss' κ and Krippendorff's α per variable, with bootstrap intervals; default annotators: the human ones.",
+  })
+  chanceCorrectedAgreement(
+    @Root() dataset: Dataset,
+    @Arg('annotatorIds', () => [ID], { nullable: true }) annotatorIds: string[] | null,
+    @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null,
+    @Ctx() ctx: GraphQLContext,
+  ) {
+    const ids = annotatorIds ? annotatorIds.map((id, i) => decodeId(id, 'Annotator', `annotatorIds[${i}]`)) : null;
+    return ctx.services.scoring.chanceCorrectedAgreement(ctx.principal, dataset, ids, ctx.services.scoring.resolveOptions(options));
   }
 }
