@@ -56,6 +56,7 @@ export async function createStrategyFixture(t: TestApp, projectId: string): Prom
   const fixture: StrategyFixture = { useCases: [], models: {}, runs: [], observations: [] };
   for (const [u, complexity] of ['complexity:low', 'complexity:high'].entries()) {
     const useCase = await createUseCase(t, projectId, {
+      name: u === 0 ? 'RADS (low complexity)' : 'RADS (high complexity)',
       tags: ['radiology', complexity],
       variables: [
         { key: 'category', type: 'CATEGORICAL', options: CATEGORIES },
