@@ -254,4 +254,91 @@ describe('paired comparisons, strategy effects, contrasts and stratified results
     );
     expect(failure(failureRows, 'BAD_USER_INPUT').extensions?.field).toBe('stratifyBy');
   });
+
+  it('MODEL-level leaderboard, consensus across use cases and group summaries agree with a brute force over the best runs', async () => {
+    const perms = (n: number): number[][] =>
+      n === 0 ? [[]] : perms(n - 1).flatMap((p) => Array.from({ length: n }, (_, i) => [...p.slice(0, i), n - 1, ...p.slice(i)]));
+    const same = (a: number, b: number) => Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(a), Math.abs(b));
+    /** Optimal orders' score by brute force, and the optimum chosen by macro average (within tolerance), then name. */
+    const brute = (voters: number[][], macro: number[], names: string[]) => {
+      let best: { order: number[]; score: number } | null = null;
+      const key = (order: number[]) => order.map((c) => [macro[c]!, names[c]!] as const);
+      const before = (x: number[], y: number[]) => {
+        for (let p = 0; p < x.length; p++) {
+          const [ma, na] = key(x)[p]!;
+          const [mb, nb] = key(y)[p]!;
+          if (!same(ma, mb)) return ma > mb;
+          if (na !== nb) return na < nb;
+        }
+        return false;
+      };
+      for (const order of perms(names.length)) {
+        let score = 0;
+        for (const v of voters) for (let p = 0; p < order.length; p++) for (let q = p + 1; q < order.length; q++) {
+          const a = v[order[p]!]!;
+          const b = v[order[q]!]!;
+          if (b > a && !same(a, b)) score++;
+        }
+        if (!best || score < best.score || (score === best.score && before(order, best.order))) best = { order, score };
+      }
+      return best!;
+    };
+    const leaderboards = await Promise.all(
+      fx.useCases.map(async (u) =>
+        ok(
+          await t.gql(
+            `query ($u: ID!, $d: ID!) { node(id: $u) { ... on UseCase {
+              runs: leaderboard(datasetId: $d, options: { resamples: 0 }) { entries { run { id name model { servedName } scores(options: { resamples: 0 }) { macroAverage { value } variables { estimate { value } } } } } }
+              models: leaderboard(datasetId: $d, level: MODEL, options: { resamples: 100 }) { score entries { rank rankCiLow rankCiHigh model { servedName } run { id } macroAverage { value } } } } } }`,
+            { u: u.id, d: u.datasetId },
+          ),
+        ).node,
+      ),
+    );
+    const bestRuns = leaderboards.map((lb) => {
+      const seen = new Map<string, any>();
+      for (const e of lb.runs.entries) if (!seen.has(e.run.model.servedName)) seen.set(e.run.model.servedName, e.run);
+      return seen;
+    });
+    leaderboards.forEach((lb, u) => {
+      const names = [...bestRuns[u]!.keys()].sort();
+      const runs = names.map((m) => bestRuns[u]!.get(m));
+      const voters = [0, 1].map((v) => runs.map((r) => r.scores.variables[v].estimate.value));
+      const macro = runs.map((r) => r.scores.macroAverage.value);
+      // Tie-break names as the server orders them (run name first), so compare by the runs' names.
+      const expected = brute(voters, macro, runs.map((r) => r.name));
+      expect(lb.models.entries.map((e: any) => e.model.servedName)).toEqual(expected.order.map((c) => names[c]));
+      expect(lb.models.score).toBe(expected.score);
+      lb.models.entries.forEach((e: any) => {
+        expect(e.run.id).toBe(bestRuns[u]!.get(e.model.servedName).id);
+        expect(e.rankCiLow).toBeLessThanOrEqual(e.rank);
+        expect(e.rankCiHigh).toBeGreaterThanOrEqual(e.rank);
+      });
+    });
+    const consensus = ok(
+      await t.gql(
+        `query ($p: ID!, $u: [ID!]!) { project(id: $p) {
+          consensusRanking(useCaseIds: $u, level: MODEL, voters: USE_CASES, options: { resamples: 0 }) { score voterCount entries { model { servedName } macroAverage { value } } }
+          groupSummary(useCaseIds: $u, groupBy: FAMILY, options: { resamples: 100 }) { group memberCount estimate { value ciLow ciHigh } models { servedName } } } }`,
+        { p: project.id, u: fx.useCases.map((u) => u.id) },
+      ),
+    ).project;
+    const names = FIXTURE_MODELS.map((m) => m.name).sort();
+    const perUseCase = bestRuns.map((b) => names.map((m) => b.get(m).scores.macroAverage.value as number));
+    const meanMacro = names.map((_, c) => mean(perUseCase.map((v) => v[c]!)));
+    const expected = brute(perUseCase, meanMacro, names);
+    expect(consensus.consensusRanking.voterCount).toBe(2);
+    expect(consensus.consensusRanking.score).toBe(expected.score);
+    expect(consensus.consensusRanking.entries.map((e: any) => e.model.servedName)).toEqual(expected.order.map((c) => names[c]));
+    consensus.consensusRanking.entries.forEach((e: any) => expect(e.macroAverage.value).toBeCloseTo(meanMacro[names.indexOf(e.model.servedName)]!, 12));
+    // One model per family: a group's estimate is its model's mean best-run macro average over the use cases.
+    expect(consensus.groupSummary.map((g: any) => g.group)).toEqual(['gemma', 'gpt', 'qwen']);
+    for (const g of consensus.groupSummary) {
+      const model = FIXTURE_MODELS.find((m) => m.family === g.group)!.name;
+      expect(g.memberCount).toBe(2);
+      expect(g.models.map((m: any) => m.servedName)).toEqual([model]);
+      expect(g.estimate.value).toBeCloseTo(meanMacro[names.indexOf(model)]!, 12);
+      expect(g.estimate.ciLow).toBeLessThanOrEqual(g.estimate.value);
+    }
+  });
 });
