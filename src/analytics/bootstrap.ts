@@ -948,20 +948,27 @@ export function pairedDifference(
     throw new AnalyticsError('LENGTH_MISMATCH', `paired difference of ${replicatesA.length} and ${replicatesB.length} replicates`);
   }
   const d = new Float64Array(replicatesA.length);
+  for (let b = 0; b < d.length; b++) d[b] = replicatesA[b]! - replicatesB[b]!;
+  return { estimate: estimateFrom(pointA - pointB, d, confidence), pValue: bootstrapPValue(d) };
+}
+
+/**
+ * Two-sided bootstrap p-value of "the difference is 0" from replicate differences d_b:
+ * p = min(1, 2 · (1 + min(#{d_b ≤ 0}, #{d_b ≥ 0})) / (B' + 1)), B' the finite replicates (NaN
+ * when there is none). The same definition as {@link PairedDifference.pValue}. O(B).
+ */
+export function bootstrapPValue(differences: ArrayLike<number>): number {
   let le = 0;
   let ge = 0;
   let finite = 0;
-  for (let b = 0; b < d.length; b++) {
-    const x = replicatesA[b]! - replicatesB[b]!;
-    d[b] = x;
+  for (let b = 0; b < differences.length; b++) {
+    const x = differences[b]!;
     if (!Number.isFinite(x)) continue;
     finite++;
     if (x <= 0) le++;
     if (x >= 0) ge++;
   }
-  const estimate = estimateFrom(pointA - pointB, d, confidence);
-  const pValue = finite === 0 ? NaN : Math.min(1, (2 * (1 + Math.min(le, ge))) / (finite + 1));
-  return { estimate, pValue };
+  return finite === 0 ? NaN : Math.min(1, (2 * (1 + Math.min(le, ge))) / (finite + 1));
 }
 
 /**

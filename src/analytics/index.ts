@@ -21,3 +21,6 @@ export * from './mixed-model-optimiser';
 export * from './contrasts';
 export * from './contrasts-distributions';
 export * from './multiple-testing';
+export * from './tolerance';
+export * from './pooled';
+export * from './chance-agreement';

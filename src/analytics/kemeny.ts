@@ -9,6 +9,7 @@
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
 import type { RandomGenerator } from 'pure-rand';
 import { AnalyticsError } from './errors';
+import { scoreGreater, scoreTieClasses } from './tolerance';
 
 /**
  * Pairwise preference matrix: `w[i * n + j]` is the (weighted) number of voters that strictly
@@ -81,8 +82,10 @@ const DEFAULT_EXACT_LIMIT = 22;
 /**
  * Builds the pairwise preference matrix of a set of voters.
  *
- * Definition: w[i][j] = Σ_v weight_v · [s_v(i) > s_v(j)]. A voter that scores i and j equally
- * prefers neither (METRICS.md §6 "Ties in a voter"). A NaN score means the voter has no opinion
+ * Definition: w[i][j] = Σ_v weight_v · [s_v(i) > s_v(j)], where "greater" is strict beyond the
+ * relative tolerance of METRICS.md §6: s_v(i) − s_v(j) > 1e-12 · max(1, |s_v(i)|, |s_v(j)|)
+ * ({@link scoreGreater}). A voter that scores i and j equally, or equally up to the last bits of
+ * floating-point rounding, prefers neither (METRICS.md §6 "Ties in a voter"). A NaN score means the voter has no opinion
  * on that candidate (e.g. a variable without reference values in a bootstrap replicate): it
  * adds nothing to any pair involving the candidate, exactly like a tie.
  *
@@ -122,7 +125,7 @@ export function pairwiseMatrix(scores: readonly ArrayLike<number>[], options: Pa
       if (Number.isNaN(si)) continue;
       const row = i * n;
       for (let j = 0; j < n; j++) {
-        if (si > s[j]!) w[row + j] += weight;
+        if (scoreGreater(si, s[j]!)) w[row + j] += weight;
       }
     }
   }
@@ -192,9 +195,12 @@ export function kemenyLowerBound(matrix: PairwiseMatrix): number {
 /**
  * Total tie-break priority of candidates: priority[c] = position of c when candidates are sorted
  * by macro average descending (NaN last), then name ascending (code-unit order), then index.
- * Among equally optimal orders the consensus is the one whose priority sequence is
- * lexicographically smallest, i.e. at the first position where two optimal orders differ, the
- * candidate with the higher macro average (then smaller name) comes first.
+ * Macro averages that are the same score within the relative tolerance of METRICS.md §6 are
+ * equal here: they fall into one tie class of {@link scoreTieClasses} (classes anchored at their
+ * highest member, so the order is total and independent of the input order), and the name
+ * decides between them. Among equally optimal orders the consensus is the one whose priority
+ * sequence is lexicographically smallest, i.e. at the first position where two optimal orders
+ * differ, the candidate with the higher macro average (then smaller name) comes first.
  *
  * Complexity: O(n log n).
  * @throws AnalyticsError LENGTH_MISMATCH when a key array does not have n entries.
@@ -208,16 +214,10 @@ export function tieBreakPriority(n: number, keys: KemenyTieBreak = {}): Int32Arr
   if (names !== null && names.length !== n) {
     throw new AnalyticsError('LENGTH_MISMATCH', `tie-break: ${names.length} names for ${n} candidates`);
   }
+  const classes = macro === null ? null : scoreTieClasses(macro);
   const idx = Array.from({ length: n }, (_, i) => i);
   idx.sort((a, b) => {
-    if (macro !== null) {
-      const ma = macro[a]!;
-      const mb = macro[b]!;
-      const na = Number.isNaN(ma);
-      const nb = Number.isNaN(mb);
-      if (na !== nb) return na ? 1 : -1;
-      if (!na && ma !== mb) return mb > ma ? 1 : -1;
-    }
+    if (classes !== null && classes[a] !== classes[b]) return classes[a]! - classes[b]!;
     if (names !== null) {
       const sa = names[a]!;
       const sb = names[b]!;

@@ -6,6 +6,7 @@
  * value that matches no option is INVALID with a category saying why, never the nearest option.
  */
 import { AnalyticsError } from './errors';
+import { numbersEqualWithin } from './tolerance';
 import type { InvalidCategory, NormalisedCell, VariableSpec } from './types';
 
 /** Default missing tokens of METRICS.md §1, compared case-insensitively after whitespace folding. */
@@ -462,8 +463,10 @@ export function normaliseRecord(
 /**
  * Whether two normalised cells are equal values for accuracy (METRICS.md §1–§2): INVALID never
  * equals anything (not even INVALID or MISSING); MISSING equals only MISSING; numbers are equal
- * within `tolerance` (absolute, default 0); strings compare exactly (categorical cells hold the
+ * within `tolerance` (absolute, default 0, see below); strings compare exactly (categorical cells hold the
  * canonical option); lists compare as multisets (order ignored). O(list length).
+ * Numbers: with tolerance 0 they must be equal; with t > 0, |a − b| ≤ t + 1e-12·max(1, |a|, |b|)
+ * ({@link numbersEqualWithin}), inclusive in spite of binary rounding.
  */
 export function cellsEqual(reference: NormalisedCell, prediction: NormalisedCell, tolerance = 0): boolean {
   if (reference.status === 'INVALID' || prediction.status === 'INVALID') return false;
@@ -472,7 +475,7 @@ export function cellsEqual(reference: NormalisedCell, prediction: NormalisedCell
   }
   const a = reference.value;
   const b = prediction.value;
-  if (typeof a === 'number' && typeof b === 'number') return Math.abs(a - b) <= tolerance;
+  if (typeof a === 'number' && typeof b === 'number') return numbersEqualWithin(a, b, tolerance);
   if (typeof a === 'string' && typeof b === 'string') return a === b;
   if (Array.isArray(a) && Array.isArray(b)) {
     // A list is a multiset of items: order carries no meaning in the reports' lists.

@@ -6,6 +6,7 @@
 import { AnalyticsError } from './errors';
 import { kemenyFromMatrix } from './kemeny';
 import type { PairwiseMatrix } from './kemeny';
+import { scoreGreater, scoresEqual } from './tolerance';
 
 /**
  * Per-replicate voter scores. Entry (candidate c, voter v, replicate b) is
@@ -73,11 +74,13 @@ export interface RankIntervalResult {
  * Percentile rank intervals of Kemeny–Young consensus ranks over bootstrap replicates.
  *
  * Definition: for each replicate b, the voters' scores of that replicate give a pairwise matrix
+ * (preferences strict beyond the relative tolerance of METRICS.md §6, as in `pairwiseMatrix`)
  * and a Kemeny–Young consensus (tie-break: replicate macro average, then name); candidate c's
  * rank in it is r_cb. The interval is [floor(Q(α/2)), ceil(Q(1−α/2))] of {r_cb}_b, with Q the
  * type-7 (linear interpolation, R default, NumPy "linear") quantile and α = 1 − level. Rounding
- * outward keeps the integer interval at least as wide as the quantiles; the unrounded quantiles
- * are returned too.
+ * outward keeps the integer interval at least as wide as the quantiles ({@link rankFloor},
+ * {@link rankCeil}: a quantile within rounding of an integer is that integer); the unrounded
+ * quantiles are returned too.
  *
  * Boundedness: each replicate costs O(V·n²) for the matrix plus, per Condorcet component of
  * size k, O(2^k·k) when k ≤ exactLimit (default 12, at most ~50k steps) or otherwise the
@@ -152,7 +155,7 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
         const si = column[i]!;
         if (Number.isNaN(si)) continue;
         const row = i * n;
-        for (let j = 0; j < n; j++) if (si > column[j]!) w[row + j] += weight;
+        for (let j = 0; j < n; j++) if (scoreGreater(si, column[j]!)) w[row + j] += weight;
       }
     }
     if (macroIn === null) {
@@ -183,14 +186,31 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
     const upperQuantile = quantileType7Sorted(sorted, 1 - alpha / 2);
     intervals.push({
       candidate: c,
-      lower: Math.floor(lowerQuantile),
-      upper: Math.ceil(upperQuantile),
+      lower: rankFloor(lowerQuantile),
+      upper: rankCeil(upperQuantile),
       lowerQuantile,
       upperQuantile,
       median: quantileType7Sorted(sorted, 0.5),
     });
   }
   return { intervals, ranks, replicates: B, exactReplicates };
+}
+
+/**
+ * Outward rounding of a rank quantile, with a quantile equal to an integer within the relative
+ * tolerance of METRICS.md §6 taken as that integer: the levels α/2 and 1 − α/2 are computed in
+ * floating point (1 − 0.8 = 0.19999999999999996), so a quantile that is exactly 2 by definition
+ * may come out as 1.9999999999999998 and must not widen the interval to 1. O(1).
+ */
+export function rankFloor(q: number): number {
+  const r = Math.round(q);
+  return scoresEqual(q, r) ? r : Math.floor(q);
+}
+
+/** Upward counterpart of {@link rankFloor}. O(1). */
+export function rankCeil(q: number): number {
+  const r = Math.round(q);
+  return scoresEqual(q, r) ? r : Math.ceil(q);
 }
 
 /**

@@ -8,7 +8,7 @@ import { ProjectResolver } from '../modules/project/project.resolver';
 import { PromptResolver } from '../modules/prompt/prompt.resolver';
 import { ExperimentResolver, RunExecutionResolver } from '../modules/run/run-execution.resolver';
 import { PredictionResolver, RunResolver } from '../modules/run/run.resolver';
-import { DatasetStatsResolver, ProjectStatsResolver, RunScoresResolver, UseCaseStatsResolver } from '../modules/scoring/scoring.resolver';
+import { DatasetStatsResolver, ProjectComparisonResolver, ProjectStatsResolver, RunScoresResolver, UseCaseStatsResolver } from '../modules/scoring/scoring.resolver';
 import { UseCaseResolver } from '../modules/use-case/use-case.resolver';
 
 export const RESOLVERS: NonEmptyArray<Function> = [
@@ -26,6 +26,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   RunScoresResolver,
   UseCaseStatsResolver,
   ProjectStatsResolver,
+  ProjectComparisonResolver,
   DatasetStatsResolver,
   ExtractionResolver,
   RunExecutionResolver,

@@ -1,5 +1,5 @@
 import type { BootstrapGridResult } from '../../analytics/bootstrap';
-import { kemenyRankIntervals, quantileType7Sorted, type RankIntervalOptions } from '../../analytics/rank-intervals';
+import { kemenyRankIntervals, quantileType7Sorted, rankCeil, rankFloor, type RankIntervalOptions } from '../../analytics/rank-intervals';
 
 /**
  * Statistics of a paper-sized study take seconds of CPU. Computed in slices with a turn of the
@@ -68,6 +68,6 @@ export async function rankIntervalsInSlices(
   const alpha = 1 - options.level;
   return Array.from({ length: K }, (_, c) => {
     const sorted = ranks.slice(c * B, (c + 1) * B).sort();
-    return { candidate: c, lower: Math.floor(quantileType7Sorted(sorted, alpha / 2)), upper: Math.ceil(quantileType7Sorted(sorted, 1 - alpha / 2)) };
+    return { candidate: c, lower: rankFloor(quantileType7Sorted(sorted, alpha / 2)), upper: rankCeil(quantileType7Sorted(sorted, 1 - alpha / 2)) };
   });
 }

@@ -74,3 +74,17 @@ export async function loadRunRecords(dataSource: DataSource, frame: DatasetFrame
   }
   return out;
 }
+
+/** Each report's metadata in report order (null when the report has none). */
+export async function loadReportMetadata(dataSource: DataSource, frame: DatasetFrame): Promise<(Record<string, unknown> | null)[]> {
+  const rows = (await dataSource.query('SELECT id, metadata FROM reports WHERE dataset_id = $1', [frame.dataset.id])) as {
+    id: string;
+    metadata: Record<string, unknown> | null;
+  }[];
+  const out: (Record<string, unknown> | null)[] = new Array(frame.reportIds.length).fill(null);
+  for (const row of rows) {
+    const i = frame.index.get(row.id);
+    if (i !== undefined) out[i] = row.metadata && typeof row.metadata === 'object' ? row.metadata : null;
+  }
+  return out;
+}

@@ -5,7 +5,8 @@ import type { LoaderFactory } from '../../graphql/loader-registry';
 import { decodeId } from '../../graphql/node';
 import { Dataset } from '../dataset/dataset.entity';
 import { Project } from '../project/project.entity';
-import { Run } from '../run/run.entity';
+import { PromptStrategy, Run } from '../run/run.entity';
+import { ChanceCorrectedAgreement, ContrastTable, RunComparison, RunGroupingInput, RunSelector, StrategyEffectTable, StratifiedResult, StratumInput } from './comparison.types';
 import { UseCase } from '../use-case/use-case.entity';
 import type { ResolvedStatsOptions } from './scoring.service';
 import {
@@ -47,6 +48,18 @@ export class RunScoresResolver {
   scores(@Root() run: Run, @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null, @Ctx() ctx: GraphQLContext) {
     const resolved = ctx.services.scoring.resolveOptions(options);
     return ctx.loaders.get(runScoresLoader).load({ run, options: resolved });
+  }
+
+  @FieldResolver(() => RunComparison, {
+    description: 'This run minus a baseline run over the same dataset, per variable and macro average, paired on the same resamples (METRICS.md §5).',
+  })
+  comparison(
+    @Root() run: Run,
+    @Arg('baselineRunId', () => ID) baselineRunId: string,
+    @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null,
+    @Ctx() ctx: GraphQLContext,
+  ) {
+    return ctx.services.scoring.runComparison(ctx.principal, run, decodeId(baselineRunId, 'Run', 'baselineRunId'), ctx.services.scoring.resolveOptions(options));
   }
 }
 
@@ -97,6 +110,57 @@ export class ProjectStatsResolver {
   }
 }
 
+@Resolver(() => Project)
+export class ProjectComparisonResolver {
+  @FieldResolver(() => StrategyEffectTable, {
+    description: 'Each strategy and each model’s best strategy against a baseline strategy, per model and use case, pooled across use cases and across models (extraction paper §3.2).',
+  })
+  strategyEffects(
+    @Root() project: Project,
+    @Arg('useCaseIds', () => [ID]) useCaseIds: string[],
+    @Arg('baseline', () => PromptStrategy, { defaultValue: PromptStrategy.ZERO_SHOT }) baseline: PromptStrategy,
+    @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null,
+    @Ctx() ctx: GraphQLContext,
+  ) {
+    const ids = useCaseIds.map((id, i) => decodeId(id, 'UseCase', `useCaseIds[${i}]`));
+    return ctx.services.scoring.strategyEffects(ctx.principal, project.id, ids, baseline, ctx.services.scoring.resolveOptions(options));
+  }
+
+  @FieldResolver(() => ContrastTable, {
+    description: 'Difference in effective score and validity between two groups of runs, overall and per stratum, cluster-robust by report, BH q-values (METRICS.md §8).',
+  })
+  contrast(
+    @Root() project: Project,
+    @Arg('useCaseIds', () => [ID]) useCaseIds: string[],
+    @Arg('groupA', () => RunSelector) groupA: RunSelector,
+    @Arg('groupB', () => RunSelector, { nullable: true, description: 'Default: every other scored run (e.g. one model against the pooled rest).' })
+    groupB: RunSelector | null,
+    @Arg('stratifyBy', () => StratumInput, { nullable: true }) stratifyBy: StratumInput | null,
+    @Arg('variableKeys', () => [String], { nullable: true, description: 'Only these variables; default every annotated variable.' }) variableKeys: string[] | null,
+    @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null,
+    @Ctx() ctx: GraphQLContext,
+  ) {
+    const ids = useCaseIds.map((id, i) => decodeId(id, 'UseCase', `useCaseIds[${i}]`));
+    return ctx.services.scoring.contrast(ctx.principal, project.id, ids, groupA, groupB, stratifyBy, variableKeys, ctx.services.scoring.resolveOptions(options));
+  }
+
+  @FieldResolver(() => [StratifiedResult], {
+    description: 'Validity, effective and conditional scores and invalid outputs pooled by run group (model attribute) and stratum, with report-bootstrap intervals.',
+  })
+  stratifiedResults(
+    @Root() project: Project,
+    @Arg('useCaseIds', () => [ID]) useCaseIds: string[],
+    @Arg('groupBy', () => RunGroupingInput) groupBy: RunGroupingInput,
+    @Arg('stratifyBy', () => StratumInput, { nullable: true }) stratifyBy: StratumInput | null,
+    @Arg('variableKeys', () => [String], { nullable: true }) variableKeys: string[] | null,
+    @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null,
+    @Ctx() ctx: GraphQLContext,
+  ) {
+    const ids = useCaseIds.map((id, i) => decodeId(id, 'UseCase', `useCaseIds[${i}]`));
+    return ctx.services.scoring.stratifiedResults(ctx.principal, project.id, ids, groupBy, stratifyBy, variableKeys, ctx.services.scoring.resolveOptions(options));
+  }
+}
+
 @Resolver(() => Dataset)
 export class DatasetStatsResolver {
   @FieldResolver(() => AgreementSummary, { description: 'Inter-rater agreement; default annotators: the human ones.' })
@@ -108,5 +172,18 @@ export class DatasetStatsResolver {
   ) {
     const ids = annotatorIds ? annotatorIds.map((id, i) => decodeId(id, 'Annotator', `annotatorIds[${i}]`)) : null;
     return ctx.services.scoring.interRaterAgreement(ctx.principal, dataset, ids, ctx.services.scoring.resolveOptions(options));
+  }
+
+  @FieldResolver(() => ChanceCorrectedAgreement, {
+    description: "Cohen's κ per annotator pair, Fleiss' κ and Krippendorff's α per variable, with bootstrap intervals; default annotators: the human ones.",
+  })
+  chanceCorrectedAgreement(
+    @Root() dataset: Dataset,
+    @Arg('annotatorIds', () => [ID], { nullable: true }) annotatorIds: string[] | null,
+    @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null,
+    @Ctx() ctx: GraphQLContext,
+  ) {
+    const ids = annotatorIds ? annotatorIds.map((id, i) => decodeId(id, 'Annotator', `annotatorIds[${i}]`)) : null;
+    return ctx.services.scoring.chanceCorrectedAgreement(ctx.principal, dataset, ids, ctx.services.scoring.resolveOptions(options));
   }
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
 import { interRaterAgreement } from '../../analytics/agreement';
+import { bootstrapStatistic, cohenKappa, fleissKappa, krippendorffAlpha, type Rating } from '../../analytics/chance-agreement';
 import {
   bootstrapGrid,
   bootstrapMultiplicities,
@@ -32,6 +33,27 @@ import { Model } from '../endpoint/model.entity';
 import { Run } from '../run/run.entity';
 import { UseCase } from '../use-case/use-case.entity';
 import { AnalyticsCache } from './analytics-cache';
+import { gridPairedDifference } from '../../analytics/bootstrap';
+import { accuracyContrast, type ContrastEstimate as AnalyticsContrastEstimate } from '../../analytics/contrasts';
+import { primaryMetric as primaryMetricOf } from '../../analytics/metrics';
+import { benjaminiHochberg } from '../../analytics/multiple-testing';
+import { pooledRatio, type PooledPart } from '../../analytics/pooled';
+import { PromptStrategy } from '../run/run.entity';
+import { AlphaLevel, type AnnotatorPairKappa, type ChanceCorrectedAgreement, type VariableChanceAgreement } from './comparison.types';
+import type {
+  ContrastEstimate as ContrastEstimateType,
+  ContrastTable,
+  Difference,
+  RunComparison,
+  RunGroupingInput,
+  RunSelector,
+  StrategyEffectTable,
+  StratifiedResult,
+  StratumInput,
+} from './comparison.types';
+import { checkSizeBinEdges, checkStratum, groupLabel, selects, stratumLabeller, unitObservations } from './observations';
+import { loadReportMetadata } from './scoring-data';
+import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strategy-effects';
 import { concatGrids, rankIntervalsInSlices, yieldToEventLoop } from './chunked';
 import { loadAnnotatorRecords, loadFrame, loadRunRecords, type DatasetFrame, type RecordRow } from './scoring-data';
 import {
@@ -67,6 +89,8 @@ export interface ResolvedStatsOptions {
 export type EmbedderResolver = (modelId: string, principal: Principal) => Promise<Embedder>;
 
 const MAX_RESAMPLES = 10_000;
+/** The MISSING value as a nominal rating (a category of its own, METRICS.md §1). */
+const MISSING_RATING = '\u2205MISSING';
 const RUNS_PER_SLICE = 16;
 
 function toEstimate(e: AnalyticsEstimate | null, resamples: number): Estimate | null {
@@ -85,6 +109,42 @@ function pointEstimate(value: number | null): Estimate | null {
   return value === null || !Number.isFinite(value) ? null : { value, ciLow: null, ciHigh: null, confidence: null, resamples: null };
 }
 
+function toDifference(e: AnalyticsEstimate, pValue: number, qValue: number, resamples: number): Difference {
+  const interval = resamples > 0 && Number.isFinite(e.ciLow) && Number.isFinite(e.ciHigh);
+  return {
+    value: e.value,
+    ciLow: interval ? e.ciLow : null,
+    ciHigh: interval ? e.ciHigh : null,
+    confidence: interval ? e.confidence : null,
+    resamples: interval ? e.resamples : null,
+    pValue: resamples > 0 && Number.isFinite(pValue) ? pValue : null,
+    qValue: resamples > 0 && Number.isFinite(qValue) ? qValue : null,
+  };
+}
+
+const finiteOrNull = (x: number): number | null => (Number.isFinite(x) ? x : null);
+
+function contrastEstimate(c: AnalyticsContrastEstimate, estimable: boolean, qValue: number | null): ContrastEstimateType {
+  return {
+    difference: c.difference,
+    standardError: estimable ? finiteOrNull(c.standardError) : null,
+    ciLow: estimable ? finiteOrNull(c.ciLower) : null,
+    ciHigh: estimable ? finiteOrNull(c.ciUpper) : null,
+    pValue: estimable ? finiteOrNull(c.pValue) : null,
+    qValue: qValue === null ? null : finiteOrNull(qValue),
+    meanA: finiteOrNull(c.meanA),
+    meanB: finiteOrNull(c.meanB),
+    nA: c.nA,
+    nB: c.nB,
+    clusters: c.clusters,
+    estimable,
+  };
+}
+
+function emptyContrast(): ContrastEstimateType {
+  return { difference: Number.NaN, standardError: null, ciLow: null, ciHigh: null, pValue: null, qValue: null, meanA: null, meanB: null, nA: 0, nB: 0, clusters: 0, estimable: false };
+}
+
 function invalidCounts(counts: Record<string, number>): InvalidCount[] {
   return INVALID_CATEGORIES.map((category) => ({ category: category as InvalidCategory, count: counts[category] ?? 0 })).filter((c) => c.count > 0);
 }
@@ -101,7 +161,7 @@ function rankingOf(result: { exact: boolean; score: number; lowerBound: number; 
 }
 
 /** A grid of runs over one dataset with everything derived from it. */
-interface DatasetGrid {
+export interface DatasetGrid {
   frame: DatasetFrame;
   reference: Annotator;
   references: RecordRow[];
@@ -563,6 +623,54 @@ export class ScoringService {
     });
   }
 
+  /** Cohen's κ per pair, Fleiss' κ and Krippendorff's α per variable, bootstrapped over reports. */
+  async chanceCorrectedAgreement(principal: Principal, dataset: Dataset, annotatorIds: string[] | null, options: ResolvedStatsOptions): Promise<ChanceCorrectedAgreement> {
+    requireRole(principal, dataset.projectId, Role.VIEWER, 'Dataset');
+    return this.cache.getOrCompute(dataset.projectId, 'chanceAgreement', { dataset: dataset.id, annotatorIds, options }, async () => {
+      const frame = await loadFrame(this.dataSource, dataset.id);
+      const chosen = this.agreementAnnotators(frame, annotatorIds);
+      if (chosen.length < 2 || frame.reportIds.length === 0) return { annotators: chosen, variables: [] };
+      const records = await Promise.all(chosen.map((a) => loadAnnotatorRecords(this.dataSource, frame, a.id)));
+      const n = frame.reportIds.length;
+      const W = options.resamples > 0 ? bootstrapMultiplicities(n, options.resamples, options.seed) : null;
+      const estimate = (statistic: (w: ArrayLike<number> | null) => number): Estimate | null =>
+        W ? toEstimate(bootstrapStatistic(statistic, W, n, options.confidence), options.resamples) : pointEstimate(statistic(null));
+      const variables: VariableChanceAgreement[] = [];
+      frame.specs.forEach((spec, vi) => {
+        if (spec.type === 'FREE_TEXT' || spec.type === 'LIST') return;
+        const interval = spec.type === 'NUMERIC';
+        const cellRating = (a: number, i: number, forInterval: boolean): Rating => {
+          const cell = records[a]![i]?.[spec.key];
+          if (!cell || cell.status === 'INVALID') return null;
+          if (cell.status === 'MISSING') return forInterval ? null : MISSING_RATING;
+          const v = cell.value;
+          return typeof v === 'number' || typeof v === 'string' ? v : JSON.stringify(v);
+        };
+        const nominalRatings = chosen.map((_, a) => Array.from({ length: n }, (_, i) => cellRating(a, i, false)));
+        const alphaUnits = Array.from({ length: n }, (_, i) => chosen.map((_, a) => cellRating(a, i, interval)));
+        if (!nominalRatings.some((r) => r.some((x) => x !== null))) return;
+        const complete = Array.from({ length: n }, (_, i) => i).filter((i) => nominalRatings.every((r) => r[i] !== null));
+        const fleissRows = complete.map((i) => nominalRatings.map((r) => r[i]!));
+        const pairs: AnnotatorPairKappa[] = [];
+        for (let a = 0; a < chosen.length; a++) {
+          for (let b = a + 1; b < chosen.length; b++) {
+            const shared = nominalRatings[a]!.filter((x, i) => x !== null && nominalRatings[b]![i] !== null).length;
+            pairs.push({ a: chosen[a]!, b: chosen[b]!, n: shared, kappa: shared === 0 ? null : estimate((w) => cohenKappa(nominalRatings[a]!, nominalRatings[b]!, w)) });
+          }
+        }
+        variables.push({
+          variable: frame.variables[vi]!,
+          alphaLevel: interval ? AlphaLevel.INTERVAL : AlphaLevel.NOMINAL,
+          krippendorffAlpha: estimate((w) => krippendorffAlpha(alphaUnits, interval ? 'INTERVAL' : 'NOMINAL', w)),
+          fleissKappa: fleissRows.length === 0 ? null : estimate((w) => fleissKappa(fleissRows, w ? complete.map((i) => w[i]!) : null)),
+          fleissReports: fleissRows.length,
+          pairs,
+        });
+      });
+      return { annotators: chosen, variables };
+    });
+  }
+
   private agreementAnnotators(frame: DatasetFrame, annotatorIds: string[] | null): Annotator[] {
     if (annotatorIds) {
       const chosen = annotatorIds.map((id) => frame.annotators.find((a) => a.id === id));
@@ -657,6 +765,269 @@ export class ScoringService {
         warnings,
       };
     });
+  }
+
+  // ---------------------------------------------------------------- paired comparisons
+
+  /** Run minus baseline on the dataset's shared resamples (METRICS.md §5 paired difference). */
+  async runComparison(principal: Principal, run: Run, baselineRunId: string, options: ResolvedStatsOptions): Promise<RunComparison> {
+    requireRole(principal, run.projectId, Role.VIEWER, 'Run');
+    const baseline = await this.dataSource.getRepository(Run).findOneBy({ id: baselineRunId });
+    if (!baseline || baseline.projectId !== run.projectId) throw notFound('Run');
+    if (!run.datasetId || run.datasetId !== baseline.datasetId) {
+      throw badInput('A paired comparison needs two runs over the same dataset', { field: 'baselineRunId' });
+    }
+    await this.authorise(principal, options);
+    return this.cache.getOrCompute(run.projectId, 'comparison', { run: run.id, baseline: baseline.id, options }, async () => {
+      const g = await this.datasetGrid(principal, run.datasetId!, [run, baseline], options);
+      if (!g.grid) throw badInput('No variable has a reference value in this dataset, so there is nothing to compare');
+      const grid = g.grid;
+      const perVariable = g.variableIndex.map((vi, v) => ({ vi, v, d: gridPairedDifference(grid, 0, 1, v) }));
+      const q = benjaminiHochberg(perVariable.map((x) => (options.resamples > 0 ? x.d.pValue : Number.NaN)));
+      const macroA = toEstimate(grid.macro[0]!, options.resamples);
+      const macroB = toEstimate(grid.macro[1]!, options.resamples);
+      if (!macroA || !macroB) throw badInput('One of the runs has no score on this dataset');
+      return {
+        run,
+        baseline,
+        runMacroAverage: macroA,
+        baselineMacroAverage: macroB,
+        macroAverage: toDifference(gridPairedDifference(grid, 0, 1).estimate, gridPairedDifference(grid, 0, 1).pValue, Number.NaN, options.resamples),
+        variables: perVariable
+          .filter((x) => Number.isFinite(x.d.estimate.value))
+          .map((x) => ({
+            variable: g.frame.variables[x.vi]!,
+            metric: primaryMetricOf(g.frame.specs[x.vi]!.type) as Metric,
+            difference: toDifference(x.d.estimate, x.d.pValue, q[x.v]!, options.resamples),
+          })),
+      };
+    });
+  }
+
+  /** The extraction paper's §3.2 table: strategies against a baseline strategy, per model and pooled. */
+  async strategyEffects(principal: Principal, projectId: string, useCaseIds: string[], baseline: PromptStrategy, options: ResolvedStatsOptions): Promise<StrategyEffectTable> {
+    requireRole(principal, projectId, Role.VIEWER, 'Project');
+    const useCases = await this.useCasesOf(projectId, useCaseIds);
+    await this.authorise(principal, options);
+    return this.cache.getOrCompute(projectId, 'strategyEffects', { useCaseIds, baseline, options }, async () => {
+      const units = await this.unitsOf(principal, useCases, RankingLevel.RUN, options);
+      const effectUnits: EffectUnit[] = units.map(({ g }) => ({ useCase: g.frame.useCase, runs: g.runs, grid: g.grid!, order: this.runOrder(g) }));
+      const models = await this.modelsOf(units.flatMap((u) => u.g.runs));
+      const nameOf = (key: string) => models.get(key)?.servedName ?? key;
+      const { rows, topRanked } = strategyEffectRows(effectUnits, baseline, (a, b) => (nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : a < b ? -1 : 1));
+      const B = options.resamples;
+      const estimate = (x: { value: number; replicates: Float64Array }) =>
+        B === 0 ? pointEstimate(x.value) : toEstimate(replicatedEstimate(x, options.confidence), B);
+      return {
+        baseline,
+        comparisons: rows.filter((r) => Number.isFinite(r.qValue)).length,
+        topRanked: Object.values(PromptStrategy).map((strategy) => ({ strategy, count: topRanked.get(strategy) ?? 0 })),
+        rows: rows
+          .filter((r) => Number.isFinite(r.difference.value))
+          .map((r) => ({
+            model: r.modelKey ? (models.get(r.modelKey) ?? null) : null,
+            useCase: r.useCase,
+            strategy: r.strategy,
+            best: r.best,
+            bestStrategies: r.bestStrategies,
+            run: r.run,
+            baselineRun: r.baselineRun,
+            memberCount: r.memberCount,
+            value: estimate(r.value)!,
+            baselineValue: estimate(r.baseline)!,
+            difference: toDifference(replicatedEstimate(r.difference, options.confidence), r.pValue, r.qValue, B),
+          })),
+      };
+    });
+  }
+
+  // ---------------------------------------------------------------- contrasts and strata
+
+  /**
+   * Group contrast (METRICS.md §8, RADS paper §2.12): linear probability models of the effective
+   * item score and of validity on a group indicator, cluster-robust by report, overall (with
+   * stratum fixed effects when stratified) and per stratum (interaction model), BH across strata.
+   */
+  async contrast(
+    principal: Principal,
+    projectId: string,
+    useCaseIds: string[],
+    groupA: RunSelector,
+    groupB: RunSelector | null,
+    stratifyBy: StratumInput | null,
+    variableKeys: string[] | null,
+    options: ResolvedStatsOptions,
+  ): Promise<ContrastTable> {
+    requireRole(principal, projectId, Role.VIEWER, 'Project');
+    const useCases = await this.useCasesOf(projectId, useCaseIds);
+    const stratum = checkStratum(stratifyBy);
+    const idsA = this.selectorModelIds(groupA, 'groupA');
+    const idsB = groupB ? this.selectorModelIds(groupB, 'groupB') : null;
+    await this.authorise(principal, options);
+    return this.cache.getOrCompute(projectId, 'contrast', { useCaseIds, groupA, groupB, stratifyBy, variableKeys, options }, async () => {
+      const units = await this.unitsOf(principal, useCases, RankingLevel.RUN, { ...options, resamples: 0 });
+      const models = await this.modelsOf(units.flatMap((u) => u.g.runs));
+      const inA: Run[] = [];
+      const inB: Run[] = [];
+      const group: number[] = [];
+      const effective: number[] = [];
+      const effGroup: number[] = [];
+      const effCluster: string[] = [];
+      const effStratum: string[] = [];
+      const validity: number[] = [];
+      const cluster: string[] = [];
+      const strata: string[] = [];
+      for (const { g } of units) {
+        const obs = unitObservations(g);
+        const label = stratum ? stratumLabeller(stratum, g, await loadReportMetadata(this.dataSource, g.frame)) : null;
+        const columns = g.variableIndex.map((vi, c) => ({ c, key: g.frame.specs[vi]!.key })).filter((x) => !variableKeys || variableKeys.includes(x.key));
+        g.runs.forEach((run, r) => {
+          const model = run.modelId ? models.get(run.modelId) : undefined;
+          const a = selects(groupA, run, model, idsA);
+          const b = groupB ? selects(groupB, run, model, idsB) : !a;
+          if (a && b) throw badInput(`Run "${run.name}" is in both groups`, { field: 'groupB' });
+          if (!a && !b) return;
+          (a ? inA : inB).push(run);
+          for (const { c } of columns) {
+            const items = obs.items[r]![c]!;
+            const valid = obs.valid[r]![c]!;
+            for (let i = 0; i < items.length; i++) {
+              if (Number.isNaN(items[i]!)) continue;
+              const s = label ? label(c, i) : '';
+              const reportId = g.frame.reportIds[i]!;
+              group.push(a ? 1 : 0);
+              validity.push(valid[i]!);
+              cluster.push(reportId);
+              strata.push(s);
+              if (options.scoring === ScoringMode.CONDITIONAL && valid[i] === 0) continue;
+              effGroup.push(a ? 1 : 0);
+              effective.push(items[i]!);
+              effCluster.push(reportId);
+              effStratum.push(s);
+            }
+          }
+        });
+      }
+      if (inA.length === 0) throw badInput('No scored run matches groupA', { field: 'groupA' });
+      if (inB.length === 0) throw badInput('No scored run matches groupB', { field: 'groupB' });
+      const fit = (g: number[], y: number[], c: string[], s: string[]) =>
+        accuracyContrast({ group: g, outcome: y, cluster: c, stratum: stratum ? s : null }, { level: options.confidence });
+      const eff = fit(effGroup, effective, effCluster, effStratum);
+      const val = fit(group, validity, cluster, strata);
+      const labels = [...new Set([...eff.strata.map((s) => String(s.stratum)), ...val.strata.map((s) => String(s.stratum))])];
+      const byLabel = (list: typeof eff.strata, l: string) => list.find((s) => String(s.stratum) === l);
+      return {
+        groupA: inA,
+        groupB: inB,
+        overall: { stratum: null, effective: contrastEstimate(eff.overall, true, null), validity: contrastEstimate(val.overall, true, null) },
+        strata: labels.map((l) => {
+          const e = byLabel(eff.strata, l);
+          const v = byLabel(val.strata, l);
+          return {
+            stratum: l,
+            effective: e ? contrastEstimate(e, e.estimable, e.qValue) : emptyContrast(),
+            validity: v ? contrastEstimate(v, v.estimable, v.qValue) : emptyContrast(),
+          };
+        }),
+      };
+    });
+  }
+
+  /** Pooled validity, effective and conditional item scores by run group and stratum, with report-bootstrap intervals. */
+  async stratifiedResults(
+    principal: Principal,
+    projectId: string,
+    useCaseIds: string[],
+    groupBy: RunGroupingInput,
+    stratifyBy: StratumInput | null,
+    variableKeys: string[] | null,
+    options: ResolvedStatsOptions,
+  ): Promise<StratifiedResult[]> {
+    requireRole(principal, projectId, Role.VIEWER, 'Project');
+    const useCases = await this.useCasesOf(projectId, useCaseIds);
+    const stratum = checkStratum(stratifyBy);
+    const edges = checkSizeBinEdges(groupBy.by, groupBy.sizeBinEdges);
+    await this.authorise(principal, options);
+    return this.cache.getOrCompute(projectId, 'strata', { useCaseIds, groupBy, stratifyBy, variableKeys, options }, async () => {
+      const units = await this.unitsOf(principal, useCases, RankingLevel.RUN, { ...options, scoring: ScoringMode.EFFECTIVE });
+      const models = await this.modelsOf(units.flatMap((u) => u.g.runs));
+      interface Cell {
+        group: string;
+        stratum: string | null;
+        runs: Set<string>;
+        parts: Map<number, { n: Float64Array; valid: Float64Array; sum: Float64Array }>;
+        invalid: Record<string, number>;
+      }
+      const cells = new Map<string, Cell>();
+      const cellOf = (group: string, s: string | null): Cell => {
+        const key = JSON.stringify([group, s]);
+        let cell = cells.get(key);
+        if (!cell) cells.set(key, (cell = { group, stratum: s, runs: new Set(), parts: new Map(), invalid: {} }));
+        return cell;
+      };
+      for (const [u, { g }] of units.entries()) {
+        const obs = unitObservations(g);
+        const label = stratum ? stratumLabeller(stratum, g, await loadReportMetadata(this.dataSource, g.frame)) : null;
+        const n = g.frame.reportIds.length;
+        const columns = g.variableIndex.map((vi, c) => ({ c, key: g.frame.specs[vi]!.key })).filter((x) => !variableKeys || variableKeys.includes(x.key));
+        g.runs.forEach((run, r) => {
+          const group = groupLabel(groupBy.by, edges, run, run.modelId ? models.get(run.modelId) : undefined);
+          for (const { c } of columns) {
+            const items = obs.items[r]![c]!;
+            for (let i = 0; i < n; i++) {
+              if (Number.isNaN(items[i]!)) continue;
+              for (const s of label ? [null, label(c, i)] : [null]) {
+                const cell = cellOf(group, s);
+                cell.runs.add(run.id);
+                let part = cell.parts.get(u);
+                if (!part) cell.parts.set(u, (part = { n: new Float64Array(n), valid: new Float64Array(n), sum: new Float64Array(n) }));
+                part.n[i]! += 1;
+                part.valid[i]! += obs.valid[r]![c]![i]!;
+                part.sum[i]! += items[i]!;
+                const category = obs.category[r]![c]![i];
+                if (category) cell.invalid[category] = (cell.invalid[category] ?? 0) + 1;
+              }
+            }
+          }
+        });
+      }
+      const B = options.resamples;
+      const estimate = (parts: PooledPart[]) => {
+        const result = pooledRatio(parts, options.confidence);
+        return B === 0 ? pointEstimate(result.estimate.value) : toEstimate(result.estimate, B);
+      };
+      return [...cells.values()]
+        .sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : a.stratum === null ? -1 : b.stratum === null ? 1 : a.stratum < b.stratum ? -1 : 1))
+        .map((cell) => {
+          const parts = [...cell.parts.entries()].map(([u, p]) => ({ u, p, W: units[u]!.g.grid!.multiplicities }));
+          const predictions = parts.reduce((s, x) => s + x.p.n.reduce((a, b) => a + b, 0), 0);
+          const valid = parts.reduce((s, x) => s + x.p.valid.reduce((a, b) => a + b, 0), 0);
+          return {
+            group: cell.group,
+            stratum: cell.stratum,
+            runCount: cell.runs.size,
+            predictions,
+            valid,
+            validity: estimate(parts.map((x) => ({ numerator: x.p.valid, denominator: x.p.n, multiplicities: x.W })))!,
+            effective: estimate(parts.map((x) => ({ numerator: x.p.sum, denominator: x.p.n, multiplicities: x.W })))!,
+            conditional: valid === 0 ? null : estimate(parts.map((x) => ({ numerator: x.p.sum, denominator: x.p.valid, multiplicities: x.W }))),
+            invalid: invalidCounts(cell.invalid),
+          };
+        });
+    });
+  }
+
+  private selectorModelIds(selector: RunSelector, field: string): Set<string> | null {
+    if (!selector.modelIds) return null;
+    return new Set(selector.modelIds.map((id, i) => decodeId(id, 'Model', `${field}.modelIds[${i}]`)));
+  }
+
+  /** The run-level Kemeny–Young order of a dataset grid (the leaderboard's order). */
+  private runOrder(g: DatasetGrid): number[] {
+    const grid = g.grid!;
+    const V = g.variableIndex.length;
+    const voterScores = Array.from({ length: V }, (_, v) => Float64Array.from({ length: g.runs.length }, (_, r) => grid.points[r * V + v]!));
+    return kemeny(voterScores, { macro: grid.macroPoints, names: g.runs.map((r) => `${r.name}\u0000${r.id}`) }).order;
   }
 
   // ---------------------------------------------------------------- shared

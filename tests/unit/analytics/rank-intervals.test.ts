@@ -3,6 +3,8 @@ import { bootstrapGrid } from '../../../src/analytics/bootstrap';
 import { AnalyticsError } from '../../../src/analytics/errors';
 import { kemeny } from '../../../src/analytics/kemeny';
 import {
+  rankCeil,
+  rankFloor,
   bestRunPerModel,
   kemenyRankIntervals,
   quantileType7Sorted,
@@ -176,6 +178,15 @@ describe('kemenyRankIntervals', () => {
     }
   });
 
+  it('a quantile within rounding of an integer is that integer: ranks [1,3,3,3,4,4] at level 0.8 give [2, 4]', () => {
+    // Type 7 at 0.1 of six ranks is 1 + 0.5·(3 − 1) = 2; with α/2 = (1 − 0.8)/2 = 0.09999999999999998 it is 1.9999999999999998.
+    const ranks = [1, 3, 3, 3, 4, 4];
+    expect(quantileType7Sorted(ranks, (1 - 0.8) / 2)).toBeLessThan(2);
+    expect(rankFloor(quantileType7Sorted(ranks, (1 - 0.8) / 2))).toBe(2);
+    expect(rankCeil(3.5)).toBe(4);
+    expect(rankFloor(1.5)).toBe(1);
+  });
+
   it('rejects invalid input', () => {
     const data = new Float64Array(8);
     expect(() => kemenyRankIntervals({ data, candidates: 0, voters: 1, replicates: 1 })).toThrow(AnalyticsError);
@@ -215,5 +226,89 @@ describe('bestRunPerModel', () => {
   it('rejects an order that is not a permutation', () => {
     expect(() => bestRunPerModel([0, 0], ['a', 'b'])).toThrow(AnalyticsError);
     expect(() => bestRunPerModel([0], ['a', 'b'])).toThrow(AnalyticsError);
+  });
+});
+
+describe('kemenyRankIntervals against an independent brute force', () => {
+  /** All permutations of 0..n−1. */
+  const perms = (n: number): number[][] =>
+    n === 0 ? [[]] : perms(n - 1).flatMap((p) => Array.from({ length: n }, (_, i) => [...p.slice(0, i), n - 1, ...p.slice(i)]));
+  const same = (a: number, b: number) => Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(a), Math.abs(b));
+
+  /** Ranks of one replicate: optimal orders by brute force, the tie-break (macro within tolerance, name) picking one. */
+  function bruteRanks(scores: number[][], names: string[]): number[] {
+    const n = names.length;
+    const macro = names.map((_, c) => {
+      const xs = scores.map((s) => s[c]!).filter((x) => !Number.isNaN(x));
+      return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+    });
+    // Tie classes anchored at the leader, best first.
+    const byMacro = names.map((_, c) => c).sort((a, b) => (Number.isNaN(macro[a]!) ? 1 : Number.isNaN(macro[b]!) ? -1 : macro[b]! - macro[a]!) || a - b);
+    const cls = new Array<number>(n);
+    let k = -1;
+    let leader = NaN;
+    for (const c of byMacro) {
+      if (Number.isNaN(macro[c]!)) cls[c] = 1e9;
+      else {
+        if (k < 0 || !same(leader, macro[c]!)) (k++, (leader = macro[c]!));
+        cls[c] = k;
+      }
+    }
+    const priority = names.map((_, c) => c).sort((a, b) => cls[a]! - cls[b]! || (names[a]! < names[b]! ? -1 : names[a]! > names[b]! ? 1 : a - b));
+    const prio = new Array<number>(n);
+    priority.forEach((c, p) => (prio[c] = p));
+    const prefers = (s: number[], i: number, j: number) => !Number.isNaN(s[i]!) && !Number.isNaN(s[j]!) && s[i]! > s[j]! && !same(s[i]!, s[j]!);
+    let best: number[] | null = null;
+    let bestScore = Infinity;
+    for (const order of perms(n)) {
+      let score = 0;
+      for (const s of scores) for (let p = 0; p < n; p++) for (let q = p + 1; q < n; q++) if (prefers(s, order[q]!, order[p]!)) score++;
+      const lexLess = best !== null && order.map((c) => prio[c]!).join(',') < best.map((c) => prio[c]!).join(',');
+      if (score < bestScore || (score === bestScore && lexLess)) {
+        best = order;
+        bestScore = score;
+      }
+    }
+    const rank = new Array<number>(n);
+    best!.forEach((c, p) => (rank[c] = p + 1));
+    return rank;
+  }
+
+  function type7(sorted: number[], p: number): number {
+    const h = (sorted.length - 1) * p;
+    const lo = Math.floor(h);
+    return sorted[lo]! + (h - lo) * (sorted[Math.min(lo + 1, sorted.length - 1)]! - sorted[lo]!);
+  }
+
+  it('ranks per replicate and percentile intervals agree for up to 5 candidates (ties within rounding included)', () => {
+    const score = fc.constantFrom(0, 0.25, 0.5, 1, 0.3888888888888889, 0.38888888888888884, Number.NaN);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 4 }).chain((n) =>
+          fc.tuple(
+            fc.constant(n),
+            fc.integer({ min: 1, max: 4 }).chain((V) => fc.array(fc.array(fc.array(score, { minLength: n, maxLength: n }), { minLength: V, maxLength: V }), { minLength: 1, maxLength: 6 })),
+          ),
+        ),
+        ([n, replicates]) => {
+          const V = replicates[0]!.length;
+          const B = replicates.length;
+          const names = Array.from({ length: n }, (_, c) => `c${c}`);
+          const data = new Float64Array(n * V * B);
+          replicates.forEach((voters, b) => voters.forEach((s, v) => s.forEach((x, c) => (data[(c * V + v) * B + b] = x))));
+          const result = kemenyRankIntervals({ data, candidates: n, voters: V, replicates: B }, { names, exactLimit: 12, level: 0.8 });
+          const expected = replicates.map((voters) => bruteRanks(voters, names));
+          for (let c = 0; c < n; c++) {
+            const got = Array.from(result.ranks.subarray(c * B, (c + 1) * B));
+            expect(got).toEqual(expected.map((r) => r[c]!));
+            const sorted = [...got].sort((a, b) => a - b);
+            // Levels 0.1 and 0.9 exactly (the server computes them as (1 − 0.8)/2 in floating point).
+            expect(result.intervals[c]!.lower).toBe(Math.floor(type7(sorted, 0.1)));
+            expect(result.intervals[c]!.upper).toBe(Math.ceil(type7(sorted, 0.9)));
+          }
+        },
+      ),
+      { numRuns: 150, seed: 5 },
+    );
   });
 });
