@@ -30,7 +30,21 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './connection';
  * Fields that compute statistics: each costs as much as loading this many objects per 1000
  * bootstrap resamples (options.resamples, default 1000), whether or not a cached result exists.
  */
-const STATISTICS_FIELDS = new Set(['scores', 'leaderboard', 'consensusRanking', 'groupSummary', 'interRaterAgreement', 'varianceDecomposition']);
+const STATISTICS_FIELDS = new Set([
+  'scores',
+  'leaderboard',
+  'consensusRanking',
+  'groupSummary',
+  'interRaterAgreement',
+  'varianceDecomposition',
+  'comparison',
+  'strategyEffects',
+  'contrast',
+  'stratifiedResults',
+  'chanceCorrectedAgreement',
+]);
+/** Statistics fields that draw no bootstrap resamples: their cost does not grow with `resamples`. */
+const UNRESAMPLED_FIELDS = new Set(['contrast']);
 export const STATISTICS_COST = 5_000;
 
 export const MAX_QUERY_COST = 500_000;
@@ -90,6 +104,19 @@ export const LIST_SIZES: Readonly<Record<string, { typical: number; max: number 
   'ImportAnnotationsPayload.unknownColumns': { typical: 10, max: 1_000 },
   'ImportUseCaseConfigPayload.warnings': { typical: 10, max: 1_000 },
   'VarianceDecomposition.components': { typical: 5, max: 10 },
+  // Chance-corrected agreement, paired comparisons, strategy effects, contrasts, strata.
+  'ChanceCorrectedAgreement.annotators': { typical: 3, max: 50 },
+  'ChanceCorrectedAgreement.variables': { typical: 20, max: 200 },
+  'VariableChanceAgreement.pairs': { typical: 3, max: 1_225 },
+  'RunComparison.variables': { typical: 20, max: 200 },
+  'StrategyEffectTable.rows': { typical: 100, max: 10_000 },
+  'StrategyEffectTable.topRanked': { typical: 6, max: 20 },
+  'StrategyEffect.bestStrategies': { typical: 1, max: 20 },
+  'ContrastTable.groupA': { typical: 10, max: 1_000 },
+  'ContrastTable.groupB': { typical: 10, max: 1_000 },
+  'ContrastTable.strata': { typical: 10, max: 1_000 },
+  'Project.stratifiedResults': { typical: 10, max: 1_000 },
+  'StratifiedResult.invalid': { typical: 6, max: 6 },
   'VarianceDecomposition.warnings': { typical: 5, max: 20 },
 };
 
@@ -275,7 +302,10 @@ export function planQueryCost(
     const type = definition ? getNullableType(definition.type) : undefined;
     const named = definition ? getNamedType(definition.type) : undefined;
     const childParent = named && isCompositeType(named) ? named : undefined;
-    const own = STATISTICS_FIELDS.has(name) && parent && !parent.name.startsWith('__') ? STATISTICS_COST * Math.max(1, resamplesOf(node, variables) / 1000) : 1;
+    const own =
+      STATISTICS_FIELDS.has(name) && parent && !parent.name.startsWith('__')
+        ? STATISTICS_COST * (UNRESAMPLED_FIELDS.has(name) ? 1 : Math.max(1, resamplesOf(node, variables) / 1000))
+        : 1;
 
     if (named && isConnectionType(named) && node.selectionSet) {
       // edges and nodes hold one item per row of the page; pageInfo and totalCount are built once.

@@ -1,4 +1,4 @@
-import { getIntrospectionQuery, getNullableType, isListType, isObjectType, parse, type GraphQLSchema } from 'graphql';
+import { getIntrospectionQuery, getNullableType, isListType, isObjectType, parse, validate, type GraphQLSchema } from 'graphql';
 import { buildReportQlSchema } from '../../../src/graphql/schema';
 import {
   checkQueryCost,
@@ -17,6 +17,11 @@ beforeAll(async () => {
 });
 
 const plan = (query: string, variables: Record<string, unknown> = {}) => planQueryCost(schema, parse(query), null, variables);
+/** The price of a query that must be valid against the schema. */
+const validCost = (query: string) => {
+  expect(validate(schema, parse(query)).map((e) => e.message)).toEqual([]);
+  return plan(query).cost;
+};
 const cost = (query: string, variables: Record<string, unknown> = {}) => plan(query, variables).cost;
 
 /** A query with `n` fragments, each spreading the previous one twice: 2^n paths through them. */
@@ -48,6 +53,18 @@ describe('query cost', () => {
   it('weighs statistics fields and follows fragments', () => {
     const query = `query { node(id: "x") { ...U } } fragment U on UseCase { runs(first: 10) { nodes { scores { validity } } } }`;
     expect(cost(query)).toBe(1 + 1 + 10 * (1 + (5000 + 1)));
+  });
+
+  it('weighs the paired comparison, strategy effects, contrasts, strata and chance-corrected agreement as statistics', () => {
+    const comparison = '{ node(id: "x") { ... on Run { comparison(baselineRunId: "y", options: { resamples: 2000 }) { macroAverage { value } } } } }';
+    expect(validCost(comparison)).toBe(1 + 10_000 + 1 + 1);
+    const project = (field: string) => validCost(`{ project(id: "p") { ${field} } }`);
+    expect(project('strategyEffects(useCaseIds: ["u"]) { rows { model { id } } }')).toBeGreaterThan(5_000);
+    expect(project('stratifiedResults(useCaseIds: ["u"], groupBy: { by: FAMILY }) { group }')).toBeGreaterThan(5_000 * LIST_SIZES['Project.stratifiedResults']!.typical);
+    expect(validCost('{ node(id: "d") { ... on Dataset { chanceCorrectedAgreement { variables { __typename } } } } }')).toBeGreaterThan(5_000);
+    // contrasts draw no resamples: more of them cost nothing more
+    const contrast = (resamples: number) => project(`contrast(useCaseIds: ["u"], groupA: { guided: true }, options: { resamples: ${resamples} }) { strata { __typename } }`);
+    expect(contrast(10_000)).toBe(contrast(1000));
   });
 
   it('makes statistics with more resamples cost more, also through variables', () => {
