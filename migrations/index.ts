@@ -6,6 +6,7 @@ import { AppendOnlyAnalyticsChanges1764490000000 } from './1764490000000-append-
 import { PredictionsInReportOrder1764500000000 } from './1764500000000-predictions-in-report-order';
 import { RunExecution1764510000000 } from './1764510000000-run-execution';
 import { RateLimits1764520000000 } from './1764520000000-rate-limits';
+import { AuditLog1764530000000 } from './1764530000000-audit-log';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: Function[] = [
@@ -17,4 +18,5 @@ export const MIGRATIONS: Function[] = [
   PredictionsInReportOrder1764500000000,
   RunExecution1764510000000,
   RateLimits1764520000000,
+  AuditLog1764530000000,
 ];

@@ -154,6 +154,15 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   }, REVOCATION_SWEEP_MS);
   revocationSweep.unref();
 
+  /** Writes a request's audit events; a failure to write is logged, the answer still goes out. */
+  const flushAudit = async (context: GraphQLContext | undefined): Promise<void> => {
+    try {
+      await context?.audit?.flush();
+    } catch (error) {
+      logger.error({ err: loggableError(error) }, 'writing the audit log failed');
+    }
+  };
+
   /** Authenticates a WebSocket key, counting failures and rate limits per address and key. */
   const admitWs = async (ctx: WsContext, authorization: string | undefined): Promise<Principal> => {
     const address = ctx.extra.request.socket.remoteAddress ?? 'unknown';
@@ -207,13 +216,16 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
           checkQueryCost(schema, document, payload.operationName, payload.variables ?? {}, { metered: false });
           let operations = wsOperations.get(ctx);
           if (!operations) wsOperations.set(ctx, (operations = new Map()));
-          operations.set(id, createContext(dataSource, services, logger, principal));
+          const context = createContext(dataSource, services, logger, principal);
+          context.audit = services.audit.recorder(principal, 'WEBSOCKET');
+          operations.set(id, context);
         } catch (error) {
           return formatted([wsRefusal(error)]);
         }
         return undefined;
       },
-      onComplete: (ctx, id) => {
+      onComplete: async (ctx, id) => {
+        await flushAudit(wsOperations.get(ctx)?.get(id));
         wsOperations.get(ctx)?.delete(id);
       },
       // Queries and mutations end by the request deadline; an exception is an error result, never a closed socket.
@@ -233,7 +245,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         }
       },
       // Subscriptions and operations over WebSocket keep the error contract of HTTP: fixed codes, masked internals.
-      onNext: (_ctx, _id, _payload, _args, result) => {
+      onNext: async (ctx, id, _payload, _args, result) => {
+        await flushAudit(wsOperations.get(ctx)?.get(id));
         if (!result.errors) return undefined;
         return { ...result, errors: formatted(result.errors as GraphQLError[]) };
       },
@@ -273,6 +286,9 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       {
         async requestDidStart() {
           return {
+            async willSendResponse(request) {
+              await flushAudit(request.contextValue);
+            },
             async didResolveOperation(request) {
               const meter = checkQueryCost(schema, request.document, request.operationName, request.request.variables ?? {});
               if (meter) request.contextValue.costMeter = meter;
@@ -340,7 +356,9 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         if (!res.writableFinished) gone.abort();
       });
       const deadline = (res.locals as { deadline?: AbortSignal }).deadline;
-      return createContext(dataSource, services, logger, principal, deadline ? AbortSignal.any([gone.signal, deadline]) : gone.signal);
+      const context = createContext(dataSource, services, logger, principal, deadline ? AbortSignal.any([gone.signal, deadline]) : gone.signal);
+      context.audit = services.audit.recorder(principal, 'HTTP');
+      return context;
     },
   });
   app.use(

@@ -1,3 +1,4 @@
+import { AuditService } from './modules/audit/audit.service';
 import type { DataSource } from 'typeorm';
 import { AnnotationService } from './modules/annotation/annotation.service';
 import { ApiKeyService } from './modules/api-key/api-key.service';
@@ -19,6 +20,7 @@ import { UseCaseService } from './modules/use-case/use-case.service';
 
 export interface Services {
   apiKeys: ApiKeyService;
+  audit: AuditService;
   projects: ProjectService;
   useCases: UseCaseService;
   datasets: DatasetService;
@@ -61,6 +63,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
   const scoring = new ScoringService(dataSource, (modelId, principal) => endpoints.embedder(principal, modelId));
   return {
     apiKeys,
+    audit: new AuditService(dataSource),
     projects: new ProjectService(dataSource, apiKeys),
     useCases,
     datasets,

@@ -1,3 +1,4 @@
+import { AuditEvent } from '../modules/audit/audit-event.entity';
 import { Annotation } from '../modules/annotation/annotation.entity';
 import { Annotator } from '../modules/annotation/annotator.entity';
 import { ApiKey } from '../modules/api-key/api-key.entity';
@@ -28,4 +29,5 @@ export const ENTITIES = [
   Experiment,
   Run,
   Prediction,
+  AuditEvent,
 ];

@@ -1,3 +1,4 @@
+import type { AuditRecorder } from '../modules/audit/audit.service';
 import type { CostMeter } from './query-cost';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../logger';
@@ -14,6 +15,8 @@ export interface GraphQLContext {
   signal?: AbortSignal;
   /** Set for a query whose estimate assumed lists fuller than they may be (query-cost.ts). */
   costMeter?: CostMeter;
+  /** Gathers the request's reads of patient data and its changes for the audit log. */
+  audit?: AuditRecorder;
 }
 
 export function createContext(

@@ -1,3 +1,4 @@
+import { AuditResolver } from '../modules/audit/audit.resolver';
 import type { NonEmptyArray } from 'type-graphql';
 import { AnnotationResolver } from '../modules/annotation/annotation.resolver';
 import { ApiKeyResolver } from '../modules/api-key/api-key.resolver';
@@ -31,4 +32,5 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ExtractionResolver,
   RunExecutionResolver,
   ExperimentResolver,
+  AuditResolver,
 ];

@@ -15,6 +15,8 @@ import { buildSchema } from 'type-graphql';
 import type { GraphQLContext } from './context';
 import { checkArgument } from './input-guard';
 import { isConnectionType } from './query-cost';
+import { AuditOutcome } from '../modules/audit/audit-event.entity';
+import type { ReadCategory } from '../modules/audit/audit.service';
 import { RESOLVERS } from './resolvers';
 
 let built: Promise<GraphQLSchema> | undefined;
@@ -34,7 +36,7 @@ const NO_TOPICS = {
 
 /** The executable schema; built once per process (type-graphql metadata is global). */
 export function buildReportQlSchema(): Promise<GraphQLSchema> {
-  built ??= buildSchema({ resolvers: RESOLVERS, validate: false, validateFn: checkArgument, emitSchemaFile: false, pubSub: NO_TOPICS }).then(meterLists);
+  built ??= buildSchema({ resolvers: RESOLVERS, validate: false, validateFn: checkArgument, emitSchemaFile: false, pubSub: NO_TOPICS }).then(meterLists).then(auditAccess);
   return built;
 }
 
@@ -78,4 +80,81 @@ function meterLists(schema: GraphQLSchema): GraphQLSchema {
 /** The SDL committed as schema/schema.graphql: sorted, so diffs show real changes only. */
 export async function printSortedSchema(): Promise<string> {
   return `${printSchema(lexicographicSortSchema(await buildReportQlSchema()))}\n`;
+}
+
+/** Fields whose values are patient data or carry it: each value read counts in the audit log. */
+export const AUDITED_READS: Readonly<Record<string, ReadCategory>> = {
+  'Report.text': 'REPORT_TEXTS',
+  'Report.metadata': 'REPORT_TEXTS',
+  'Annotation.value': 'ANNOTATIONS',
+  'Annotation.raw': 'ANNOTATIONS',
+  'Prediction.values': 'PREDICTIONS',
+  'Prediction.parsed': 'PREDICTIONS',
+  'Prediction.raw': 'PREDICTIONS',
+  'Prediction.reasoning': 'PREDICTIONS',
+  'Prediction.samples': 'PREDICTIONS',
+  'Prediction.fields': 'PREDICTIONS',
+  'UseCase.exportConfig': 'CONFIG_EXPORTS',
+};
+
+/** The global IDs a mutation's arguments name: `id`, `…Id` and `…Ids` fields, nothing else. */
+function targetsOf(value: unknown, found: string[] = [], depth = 0): string[] {
+  if (depth > 3 || typeof value !== 'object' || value === null) return found;
+  for (const [key, inner] of Object.entries(value)) {
+    if (found.length >= 20) break;
+    const named = key === 'id' || key.endsWith('Id') || key.endsWith('Ids');
+    if (!named) {
+      targetsOf(inner, found, depth + 1);
+    } else if (typeof inner === 'string' && inner.length <= 200) {
+      found.push(inner);
+    } else if (Array.isArray(inner)) {
+      for (const id of inner) if (typeof id === 'string' && id.length <= 200 && found.length < 20) found.push(id);
+    }
+  }
+  return found;
+}
+
+/** The project a mutation's payload belongs to: the `projectId` of an entity in it, or a created project. */
+function projectOf(payload: unknown): string | null {
+  if (typeof payload !== 'object' || payload === null) return null;
+  for (const value of Object.values(payload)) {
+    if (typeof value !== 'object' || value === null) continue;
+    const { projectId } = value as { projectId?: unknown };
+    if (typeof projectId === 'string') return projectId;
+    if (value.constructor?.name === 'Project' && typeof (value as { id?: unknown }).id === 'string') return (value as { id: string }).id;
+  }
+  return null;
+}
+
+/**
+ * Records every mutation (with the IDs its input names, never its values) and every read of an
+ * audited field in the request's AuditRecorder; requests without one (none today) are not recorded.
+ */
+function auditAccess(schema: GraphQLSchema): GraphQLSchema {
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      const category = AUDITED_READS[`${type.name}.${field.name}`];
+      const resolve: GraphQLFieldResolver<unknown, GraphQLContext> = field.resolve ?? defaultFieldResolver;
+      if (category) {
+        field.resolve = (source, args, context: GraphQLContext, info) => {
+          context?.audit?.read(category, (source as { projectId?: string | null } | null)?.projectId);
+          return resolve(source, args, context, info);
+        };
+      } else if (type === schema.getMutationType()) {
+        field.resolve = async (source, args, context: GraphQLContext, info) => {
+          const targets = targetsOf(args);
+          try {
+            const result = await resolve(source, args, context, info);
+            context?.audit?.change(info.fieldName, projectOf(result), AuditOutcome.OK, targets);
+            return result;
+          } catch (error) {
+            context?.audit?.change(info.fieldName, null, AuditOutcome.FAILED, targets);
+            throw error;
+          }
+        };
+      }
+    }
+  }
+  return schema;
 }
