@@ -1,18 +1,19 @@
 import 'reflect-metadata';
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
-import { GraphQLError, parse } from 'graphql';
+import { GraphQLError, parse, printSchema } from 'graphql';
 import { checkQueryCost } from './graphql/query-cost';
 import { useServer } from 'graphql-ws/use/ws';
 import type { DataSource } from 'typeorm';
 import { WebSocketServer } from 'ws';
 import { createContext, type GraphQLContext } from './graphql/context';
 import { createErrorFormatter, DomainException } from './graphql/errors';
-import { graphiqlPage } from './graphql/graphiql';
+import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
 import { buildReportQlSchema } from './graphql/schema';
 import type { Logger } from './logger';
 import { createServices, type ServiceOptions, type Services } from './services';
@@ -38,6 +39,7 @@ function unauthenticated(error: unknown): GraphQLError {
  */
 export async function createApp(dataSource: DataSource, logger: Logger, options: ServiceOptions): Promise<App> {
   const schema = await buildReportQlSchema();
+  const schemaHash = createHash('sha256').update(printSchema(schema)).digest('hex').slice(0, 16);
   const services = createServices(dataSource, {
     ...options,
     onEventError: options.onEventError ?? ((error) => logger.warn({ err: error }, 'publishing an event failed')),
@@ -141,8 +143,15 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       res.status(503).json({ status: 'unavailable', database: 'down' });
     }
   });
+  app.use('/graphql', (_req, res, next) => {
+    res.setHeader(SCHEMA_HASH_HEADER, schemaHash);
+    next();
+  });
   app.get('/graphql', (req, res, next) => {
-    if (!req.accepts('html') || req.query.query !== undefined) return next();
+    // A browser's navigation (reload, shared link) prefers HTML, and may carry ?query= for GraphiQL
+    // to open; a GET query from a client that asks for JSON goes on to Apollo.
+    const html = req.query.query === undefined ? Boolean(req.accepts('html')) : req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html';
+    if (!html) return next();
     const page = graphiqlPage();
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache');

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
         '',
         '  Server admin API key (shown this once; only its hash is stored):',
         `    ${generatedAdminKey}`,
-        '  Paste into GraphiQL → Headers: { "Authorization": "Bearer <key>" }',
+        `  Open http://localhost:${port}/graphql, click "Set API key" and paste it.`,
         '  Set ADMIN_API_KEY to choose the key yourself instead.',
         '',
       ].join('\n') + '\n',
