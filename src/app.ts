@@ -143,7 +143,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       res.status(503).json({ status: 'unavailable', database: 'down' });
     }
   });
-  app.use('/graphql', (_req, res, next) => {
+  app.all('/graphql', (_req, res, next) => {
     res.setHeader(SCHEMA_HASH_HEADER, schemaHash);
     next();
   });
@@ -163,7 +163,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       res.end(page.html);
     }
   });
-  app.use(
+  app.all(
     '/graphql',
     express.json({ limit: MAX_REQUEST_BYTES }),
     expressMiddleware(apollo, {
@@ -183,6 +183,12 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       },
     }),
   );
+
+  app.get('/', (_req, res) => res.redirect(302, '/graphql'));
+  // Unknown paths answer in the API's error shape, not with an HTML page.
+  app.use((_req, res) => {
+    res.status(404).json({ errors: [{ message: 'Not found: ReportQL answers at /graphql (GraphQL and GraphiQL) and /healthz', extensions: { code: 'NOT_FOUND' } }] });
+  });
 
   // Body parsing failures (malformed JSON, too large) answer as GraphQL errors, not HTML pages.
   app.use((error: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {

@@ -10,11 +10,18 @@ import { queueOptions } from './jobs/queue';
 import { startWorker } from './worker-process';
 import type { RunExecutor } from './jobs/executor';
 import { seedDemo } from './seeds/demo-seed';
+import { PortUnavailableError, reservePort } from './port-reservation';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
   const started = Date.now();
+  // Before the database is created or a key generated: a busy port must not lock a newcomer out.
+  const reservation = await reservePort(config.port, undefined).catch((error: unknown) => {
+    if (!(error instanceof PortUnavailableError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  });
 
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
@@ -36,7 +43,8 @@ async function main(): Promise<void> {
     const project = await seedDemo(dataSource, app.services, logger);
     if (project) logger.info({ project: project.name }, 'demo data loaded into the empty database');
   }
-  const port = await app.listen(config.port);
+  await reservation.release();
+  const port = await app.listen(reservation.port);
   let worker: RunExecutor | undefined;
   if (config.worker) worker = await startWorker(dataSource, app.services, logger, config);
   logger.info({ port, startupMs: Date.now() - started }, `ReportQL listening: GraphiQL at http://localhost:${port}/graphql`);
