@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
@@ -26,8 +27,15 @@ function wholeNumber(fallback: string, digits: number, message: string, min: num
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 }
 
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
 const environmentSchema = z.object({
   PORT: wholeNumber('4000', 5, 'must be a port number', 0, 65535),
+  HOST: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? '127.0.0.1' : v.trim().replace(/^\[(.*)\]$/, '$1')))
+    .pipe(z.string().refine((v) => isIP(v) !== 0 || HOSTNAME.test(v), { message: 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0' })),
   DATABASE_URL: optionalText.pipe(
     z
       .string()
@@ -52,6 +60,8 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 
 export interface Config {
   port: number;
+  /** Address the HTTP server binds: 127.0.0.1 (this machine only) unless set; 0.0.0.0 in a container. */
+  host: string;
   /** Unset: the embedded PostgreSQL under dataDir. */
   databaseUrl: string | undefined;
   dataDir: string;
@@ -98,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const e = parsed.data;
   return {
     port: e.PORT,
+    host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(cwd, e.DATA_DIR ?? '.reportql'),
     adminApiKey: e.ADMIN_API_KEY,

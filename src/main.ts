@@ -12,12 +12,18 @@ import type { RunExecutor } from './jobs/executor';
 import { seedDemo } from './seeds/demo-seed';
 import { PortUnavailableError, reservePort } from './port-reservation';
 
+/** How a browser on this machine reaches the bound address. */
+function browsableHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '127.0.0.1' || host === '::1') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
   const started = Date.now();
   // Before the database is created or a key generated: a busy port must not lock a newcomer out.
-  const reservation = await reservePort(config.port, undefined).catch((error: unknown) => {
+  const reservation = await reservePort(config.port, config.host).catch((error: unknown) => {
     if (!(error instanceof PortUnavailableError)) throw error;
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
@@ -44,17 +50,18 @@ async function main(): Promise<void> {
     if (project) logger.info({ project: project.name }, 'demo data loaded into the empty database');
   }
   await reservation.release();
-  const port = await app.listen(reservation.port);
+  const port = await app.listen(reservation.port, config.host);
   let worker: RunExecutor | undefined;
   if (config.worker) worker = await startWorker(dataSource, app.services, logger, config);
-  logger.info({ port, startupMs: Date.now() - started }, `ReportQL listening: GraphiQL at http://localhost:${port}/graphql`);
+  const origin = `http://${browsableHost(config.host)}:${port}`;
+  logger.info({ host: config.host, port, startupMs: Date.now() - started }, `ReportQL listening: GraphiQL at ${origin}/graphql`);
   if (generatedAdminKey) {
     process.stdout.write(
       [
         '',
         '  Server admin API key (shown this once; only its hash is stored):',
         `    ${generatedAdminKey}`,
-        `  Open http://localhost:${port}/graphql, click "Set API key" and paste it.`,
+        `  Open ${origin}/graphql, click "Set API key" and paste it.`,
         '  Set ADMIN_API_KEY to choose the key yourself instead.',
         '',
       ].join('\n') + '\n',

@@ -58,6 +58,21 @@ describe('a first start on a busy port', () => {
   });
 });
 
+describe('HOST', () => {
+  it('is the address the server binds: one that is not this machine\'s stops the start with a message', async () => {
+    const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'reportql-host-')), 'data');
+    try {
+      // 192.0.2.1 (TEST-NET-1) is never assigned to a machine; binding it fails locally, nothing is sent.
+      const result = await runServer({ PORT: '0', HOST: '192.0.2.1', DATA_DIR: dataDir });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('192.0.2.1 is not an address of this machine');
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      rmSync(path.dirname(dataDir), { recursive: true, force: true });
+    }
+  });
+});
+
 describe('paths other than the API', () => {
   let t: TestApp;
   beforeAll(async () => {

@@ -4,6 +4,7 @@ describe('configuration', () => {
   it('has defaults for everything, the run worker included', () => {
     expect(loadConfig({}, '/srv')).toMatchObject({
       port: 4000,
+      host: '127.0.0.1',
       databaseUrl: undefined,
       dataDir: '/srv/.reportql',
       seedDemo: true,
@@ -37,5 +38,13 @@ describe('configuration', () => {
       'WORKER_CONCURRENCY: must be at least 1',
       'JOB_LEASE_SECONDS: must be a whole number of seconds',
     ]);
+  });
+
+  it('binds 127.0.0.1 unless HOST says otherwise, and refuses what is no address', () => {
+    expect(loadConfig({ HOST: '0.0.0.0' }, '/srv').host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: ' [::] ' }, '/srv').host).toBe('::');
+    expect(loadConfig({ HOST: 'reportql.internal' }, '/srv').host).toBe('reportql.internal');
+    expect(loadConfig({ HOST: '' }, '/srv').host).toBe('127.0.0.1');
+    expect(() => loadConfig({ HOST: 'http://0.0.0.0:4000' }, '/srv')).toThrow('HOST: must be an IP address or a host name');
   });
 });
