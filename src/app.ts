@@ -14,11 +14,17 @@ import { WebSocketServer } from 'ws';
 import { createContext, type GraphQLContext } from './graphql/context';
 import { createErrorFormatter, DomainException } from './graphql/errors';
 import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
+import { corsMiddleware } from './http/cors';
 import { buildReportQlSchema } from './graphql/schema';
 import type { Logger } from './logger';
 import { createServices, type ServiceOptions, type Services } from './services';
 
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+
+export interface AppOptions extends ServiceOptions {
+  /** Browser origins allowed to call /graphql (CORS_ORIGINS). */
+  corsOrigins?: readonly string[];
+}
 
 export interface App {
   server: Server;
@@ -37,7 +43,7 @@ function unauthenticated(error: unknown): GraphQLError {
  * The HTTP server: POST /graphql (Apollo), GET /graphql (GraphiQL for browsers), graphql-ws on
  * the same path, GET /healthz without a key.
  */
-export async function createApp(dataSource: DataSource, logger: Logger, options: ServiceOptions): Promise<App> {
+export async function createApp(dataSource: DataSource, logger: Logger, options: AppOptions): Promise<App> {
   const schema = await buildReportQlSchema();
   const schemaHash = createHash('sha256').update(printSchema(schema)).digest('hex').slice(0, 16);
   const services = createServices(dataSource, {
@@ -143,6 +149,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       res.status(503).json({ status: 'unavailable', database: 'down' });
     }
   });
+  app.use('/graphql', corsMiddleware(options.corsOrigins ?? []));
   app.all('/graphql', (_req, res, next) => {
     res.setHeader(SCHEMA_HASH_HEADER, schemaHash);
     next();

@@ -29,6 +29,16 @@ function wholeNumber(fallback: string, digits: number, message: string, min: num
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
+/** scheme://host[:port], exactly as a browser sends it in Origin. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 const environmentSchema = z.object({
   PORT: wholeNumber('4000', 5, 'must be a port number', 0, 65535),
   HOST: z
@@ -36,6 +46,15 @@ const environmentSchema = z.object({
     .optional()
     .transform((v) => (v === undefined || v.trim() === '' ? '127.0.0.1' : v.trim().replace(/^\[(.*)\]$/, '$1')))
     .pipe(z.string().refine((v) => isIP(v) !== 0 || HOSTNAME.test(v), { message: 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0' })),
+  CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((o) => o.trim()).filter(Boolean))
+    .superRefine((origins, ctx) => {
+      for (const origin of origins) {
+        if (!isOrigin(origin)) ctx.addIssue({ code: 'custom', message: `"${origin.slice(0, 80)}" is not an origin such as https://app.example.org or http://localhost:5173 (scheme, host and port only, no path, no wildcard)` });
+      }
+    }),
   DATABASE_URL: optionalText.pipe(
     z
       .string()
@@ -62,6 +81,8 @@ export interface Config {
   port: number;
   /** Address the HTTP server binds: 127.0.0.1 (this machine only) unless set; 0.0.0.0 in a container. */
   host: string;
+  /** Browser origins allowed to call the API (CORS); empty: none but the server's own. */
+  corsOrigins: string[];
   /** Unset: the embedded PostgreSQL under dataDir. */
   databaseUrl: string | undefined;
   dataDir: string;
@@ -109,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   return {
     port: e.PORT,
     host: e.HOST,
+    corsOrigins: e.CORS_ORIGINS,
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(cwd, e.DATA_DIR ?? '.reportql'),
     adminApiKey: e.ADMIN_API_KEY,

@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     }
   }
   const dataSource = await openDatabase({ url: databaseUrl });
-  const app = await createApp(dataSource, logger, { secretKey: resolveSecretKey(config, logger), queue: queueOptions(config.jobLeaseSeconds) });
+  const app = await createApp(dataSource, logger, { secretKey: resolveSecretKey(config, logger), queue: queueOptions(config.jobLeaseSeconds), corsOrigins: config.corsOrigins });
   const generatedAdminKey = await app.services.apiKeys.ensureServerAdmin(config.adminApiKey);
   if (config.seedDemo) {
     const project = await seedDemo(dataSource, app.services, logger);

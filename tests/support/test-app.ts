@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { createApp, type App } from '../../src/app';
+import { createApp, type App, type AppOptions } from '../../src/app';
 import { openDatabase } from '../../src/db/data-source';
 import type { QueueOptions } from '../../src/jobs/queue';
 import { createLogger } from '../../src/logger';
-import type { Services } from '../../src/services';
+import type { ServiceOptions, Services } from '../../src/services';
 import { withDatabase } from './global-setup';
 
 export const TEST_SECRET_KEY = 'test-secret-key-of-reportql';
@@ -33,6 +33,8 @@ export interface TestApp {
 
 export interface TestAppOptions {
   queue?: QueueOptions;
+  /** HTTP settings of the app (CORS origins, …). */
+  http?: Omit<AppOptions, keyof ServiceOptions>;
 }
 
 /** A fresh database cloned from the migrated template, and the real HTTP server on a free port. */
@@ -50,7 +52,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const databaseUrl = withDatabase(serverUrl, database);
   const dataSource = await openDatabase({ url: databaseUrl, onQuery: (sql) => queries.push(sql) });
   const logger = createLogger('silent');
-  const app = await createApp(dataSource, logger, { secretKey: TEST_SECRET_KEY, ...(options.queue ? { queue: options.queue } : {}) });
+  const app = await createApp(dataSource, logger, { secretKey: TEST_SECRET_KEY, ...(options.queue ? { queue: options.queue } : {}), ...options.http });
   const port = await app.listen(0, '127.0.0.1');
   const adminKey = `rql_test_admin_${randomBytes(16).toString('hex')}`;
   await app.services.apiKeys.ensureServerAdmin(adminKey);

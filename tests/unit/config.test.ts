@@ -47,4 +47,17 @@ describe('configuration', () => {
     expect(loadConfig({ HOST: '' }, '/srv').host).toBe('127.0.0.1');
     expect(() => loadConfig({ HOST: 'http://0.0.0.0:4000' }, '/srv')).toThrow('HOST: must be an IP address or a host name');
   });
+
+  it('reads CORS_ORIGINS as exact origins, and names what is not one', () => {
+    expect(loadConfig({}, '/srv').corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: ' https://app.example.org, http://localhost:5173 ,' }, '/srv').corsOrigins).toEqual(['https://app.example.org', 'http://localhost:5173']);
+    let error: unknown;
+    try {
+      loadConfig({ CORS_ORIGINS: '*,https://app.example.org/ui,ftp://x.example' }, '/srv');
+    } catch (e) {
+      error = e;
+    }
+    expect((error as ConfigError).problems).toHaveLength(3);
+    expect((error as ConfigError).problems[0]).toMatch(/^CORS_ORIGINS: "\*" is not an origin/);
+  });
 });
