@@ -14,7 +14,10 @@ import { WebSocketServer } from 'ws';
 import { createContext, type GraphQLContext } from './graphql/context';
 import { createErrorFormatter, DomainException } from './graphql/errors';
 import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
+import { accessLog } from './http/access-log';
 import { corsMiddleware } from './http/cors';
+import { readiness } from './http/health';
+import { Metrics } from './http/metrics';
 import { buildReportQlSchema } from './graphql/schema';
 import type { Logger } from './logger';
 import { createServices, type ServiceOptions, type Services } from './services';
@@ -24,11 +27,14 @@ export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 export interface AppOptions extends ServiceOptions {
   /** Browser origins allowed to call /graphql (CORS_ORIGINS). */
   corsOrigins?: readonly string[];
+  /** Bearer token /metrics asks for (METRICS_TOKEN); unset: /metrics answers loopback clients only. */
+  metricsToken?: string;
 }
 
 export interface App {
   server: Server;
   services: Services;
+  metrics: Metrics;
   /** Starts listening; resolves with the bound port. */
   listen(port: number, host?: string): Promise<number>;
   close(): Promise<void>;
@@ -52,6 +58,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   });
   await services.bus.start();
   await services.queue.start();
+  const metrics = new Metrics({ dataSource, queue: services.queue });
   const app = express();
   const server = createServer(app);
 
@@ -120,6 +127,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     plugins: [
       ApolloServerPluginLandingPageDisabled(),
       ApolloServerPluginDrainHttpServer({ httpServer: server }),
+      metrics.apolloPlugin<GraphQLContext>(),
       {
         async requestDidStart() {
           return {
@@ -141,6 +149,16 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   await apollo.start();
 
   app.disable('x-powered-by');
+  app.use(accessLog(logger));
+  app.use(metrics.http());
+  app.get('/livez', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const state = await readiness(dataSource, services);
+    res.status(state.status === 'ready' ? 200 : 503).json(state);
+  });
+  app.get('/metrics', metrics.handler(options.metricsToken));
   app.get('/healthz', async (_req, res) => {
     try {
       await dataSource.query('SELECT 1');
@@ -177,6 +195,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       context: async ({ req, res }) => {
         try {
           const principal = await services.apiKeys.authenticate(req.headers.authorization);
+          res.locals['keyId'] = principal.keyId;
           // Aborted when the client goes away before the answer is sent (extract stops its calls).
           const gone = new AbortController();
           res.on('close', () => {
@@ -194,7 +213,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   app.get('/', (_req, res) => res.redirect(302, '/graphql'));
   // Unknown paths answer in the API's error shape, not with an HTML page.
   app.use((_req, res) => {
-    res.status(404).json({ errors: [{ message: 'Not found: ReportQL answers at /graphql (GraphQL and GraphiQL) and /healthz', extensions: { code: 'NOT_FOUND' } }] });
+    res.status(404).json({ errors: [{ message: 'Not found: ReportQL answers at /graphql (GraphQL and GraphiQL), /healthz, /livez, /readyz and /metrics', extensions: { code: 'NOT_FOUND' } }] });
   });
 
   // Body parsing failures (malformed JSON, too large) answer as GraphQL errors, not HTML pages.
@@ -208,6 +227,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   return {
     server,
     services,
+    metrics,
     listen: (port, host) =>
       new Promise((resolve, reject) => {
         server.once('error', reject);

@@ -68,6 +68,7 @@ const environmentSchema = z.object({
   WORKER_CONCURRENCY: wholeNumber('256', 5, 'must be a whole number', 1, 4096),
   JOB_LEASE_SECONDS: wholeNumber('900', 6, 'must be a whole number of seconds', 10, 86_400),
   SECRET_KEY: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+  METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LOG_LEVEL: z
     .string()
     .optional()
@@ -93,6 +94,8 @@ export interface Config {
   workerConcurrency: number;
   /** How long a work item is leased to its worker; a dead worker's items are taken up after it. */
   jobLeaseSeconds: number;
+  /** Bearer token for /metrics; unset: /metrics answers clients on this machine only. */
+  metricsToken: string | undefined;
   /** Unset: a key generated on first start and kept in dataDir (single-machine setups only). */
   secretKey: string | undefined;
   logLevel: LogLevel;
@@ -139,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     workerConcurrency: e.WORKER_CONCURRENCY,
     jobLeaseSeconds: e.JOB_LEASE_SECONDS,
     secretKey: e.SECRET_KEY,
+    metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL,
   };
 }

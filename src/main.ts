@@ -43,7 +43,12 @@ async function main(): Promise<void> {
     }
   }
   const dataSource = await openDatabase({ url: databaseUrl });
-  const app = await createApp(dataSource, logger, { secretKey: resolveSecretKey(config, logger), queue: queueOptions(config.jobLeaseSeconds), corsOrigins: config.corsOrigins });
+  const app = await createApp(dataSource, logger, {
+    secretKey: resolveSecretKey(config, logger),
+    queue: queueOptions(config.jobLeaseSeconds),
+    corsOrigins: config.corsOrigins,
+    ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
+  });
   const generatedAdminKey = await app.services.apiKeys.ensureServerAdmin(config.adminApiKey);
   if (config.seedDemo) {
     const project = await seedDemo(dataSource, app.services, logger);
@@ -52,7 +57,7 @@ async function main(): Promise<void> {
   await reservation.release();
   const port = await app.listen(reservation.port, config.host);
   let worker: RunExecutor | undefined;
-  if (config.worker) worker = await startWorker(dataSource, app.services, logger, config);
+  if (config.worker) worker = await startWorker(dataSource, app.services, logger, config, app.metrics.executorObserver);
   const origin = `http://${browsableHost(config.host)}:${port}`;
   logger.info({ host: config.host, port, startupMs: Date.now() - started }, `ReportQL listening: GraphiQL at ${origin}/graphql`);
   if (generatedAdminKey) {

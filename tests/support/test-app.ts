@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { createApp, type App, type AppOptions } from '../../src/app';
 import { openDatabase } from '../../src/db/data-source';
 import type { QueueOptions } from '../../src/jobs/queue';
-import { createLogger } from '../../src/logger';
+import { createLogger, type Logger } from '../../src/logger';
 import type { ServiceOptions, Services } from '../../src/services';
 import { withDatabase } from './global-setup';
 
@@ -35,6 +35,8 @@ export interface TestAppOptions {
   queue?: QueueOptions;
   /** HTTP settings of the app (CORS origins, …). */
   http?: Omit<AppOptions, keyof ServiceOptions>;
+  /** The app's logger (default: silent). */
+  logger?: Logger;
 }
 
 /** A fresh database cloned from the migrated template, and the real HTTP server on a free port. */
@@ -51,7 +53,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const queries: string[] = [];
   const databaseUrl = withDatabase(serverUrl, database);
   const dataSource = await openDatabase({ url: databaseUrl, onQuery: (sql) => queries.push(sql) });
-  const logger = createLogger('silent');
+  const logger = options.logger ?? createLogger('silent');
   const app = await createApp(dataSource, logger, { secretKey: TEST_SECRET_KEY, ...(options.queue ? { queue: options.queue } : {}), ...options.http });
   const port = await app.listen(0, '127.0.0.1');
   const adminKey = `rql_test_admin_${randomBytes(16).toString('hex')}`;
