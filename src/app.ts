@@ -180,9 +180,11 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     const page = graphiqlPage();
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache');
+    // The same address answers JSON to other clients: caches keep the two apart.
+    res.vary('Accept');
+    res.vary('Accept-Encoding');
     if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
       res.setHeader('Content-Encoding', 'gzip');
-      res.setHeader('Vary', 'Accept-Encoding');
       res.end(page.gzipped);
     } else {
       res.end(page.html);

@@ -32,7 +32,9 @@ export interface PortReservation {
  */
 export function reservePort(port: number, host: string | undefined): Promise<PortReservation> {
   return new Promise((resolve, reject) => {
-    const server = createServer();
+    // A client that connects meanwhile (a readiness probe) is closed at once: it retries, and no
+    // open connection keeps release() waiting.
+    const server = createServer((socket) => socket.destroy());
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') reject(new PortUnavailableError(port, host, 'in-use'));
       else if (error.code === 'EACCES' || error.code === 'EPERM') reject(new PortUnavailableError(port, host, 'denied'));
