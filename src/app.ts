@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
@@ -6,7 +7,7 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDi
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import type { IncomingMessage } from 'node:http';
-import { execute, GraphQLError, parse, subscribe } from 'graphql';
+import { execute, GraphQLError, parse, printSchema, subscribe } from 'graphql';
 import type { Context as GraphQLWsContext } from 'graphql-ws';
 import { checkQueryCost, MAX_QUERY_TOKENS } from './graphql/query-cost';
 import { useServer } from 'graphql-ws/use/ws';
@@ -15,7 +16,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Principal } from './modules/api-key/principal';
 import { createContext, type GraphQLContext } from './graphql/context';
 import { createErrorFormatter, DomainException, loggableError } from './graphql/errors';
-import { graphiqlPage } from './graphql/graphiql';
+import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
+import { accessLog } from './http/access-log';
+import { corsMiddleware } from './http/cors';
+import { readiness } from './http/health';
+import { Metrics } from './http/metrics';
 import { RateLimitedError, rateLimited, RateLimits, type RateLimitSettings } from './graphql/rate-limits';
 import { buildReportQlSchema } from './graphql/schema';
 import type { Logger } from './logger';
@@ -32,6 +37,10 @@ export interface AppOptions extends ServiceOptions {
   requestDeadlineMs?: number;
   /** Proxies in front of the server whose X-Forwarded-For is believed (express `trust proxy`); 0: none. */
   trustProxyHops?: number;
+  /** Browser origins allowed to call /graphql (CORS_ORIGINS). */
+  corsOrigins?: readonly string[];
+  /** Bearer token /metrics asks for (METRICS_TOKEN); unset: /metrics answers loopback clients only. */
+  metricsToken?: string;
 }
 
 /** BAD_USER_INPUT with reason DEADLINE_EXCEEDED, HTTP 503: the request took longer than the server gives one. */
@@ -44,6 +53,7 @@ export function deadlineExceeded(deadlineMs: number): GraphQLError {
 export interface App {
   server: Server;
   services: Services;
+  metrics: Metrics;
   /** Starts listening; resolves with the bound port. */
   listen(port: number, host?: string): Promise<number>;
   close(): Promise<void>;
@@ -93,6 +103,7 @@ function unauthenticated(error: unknown): GraphQLError {
  */
 export async function createApp(dataSource: DataSource, logger: Logger, options: AppOptions): Promise<App> {
   const schema = await buildReportQlSchema();
+  const schemaHash = createHash('sha256').update(printSchema(schema)).digest('hex').slice(0, 16);
   const services = createServices(dataSource, {
     ...options,
     onEventError: options.onEventError ?? ((error) => logger.warn({ err: error }, 'publishing an event failed')),
@@ -103,6 +114,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   const limits = options.rateLimits
     ? new RateLimits(dataSource, options.rateLimits, (error) => logger.warn({ err: loggableError(error) }, 'the rate-limit store failed; the request was let through'))
     : undefined;
+  const metrics = new Metrics({ dataSource, queue: services.queue });
   const app = express();
   if (options.trustProxyHops) app.set('trust proxy', options.trustProxyHops);
   const server = createServer(app);
@@ -283,6 +295,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       // No cache hints are used; without the plugin no field carries a per-resolve hook.
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginDrainHttpServer({ httpServer: server }),
+      metrics.apolloPlugin<GraphQLContext>(),
       {
         async requestDidStart() {
           return {
@@ -310,6 +323,16 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   await apollo.start();
 
   app.disable('x-powered-by');
+  app.use(accessLog(logger));
+  app.use(metrics.http());
+  app.get('/livez', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const state = await readiness(dataSource, services);
+    res.status(state.status === 'ready' ? 200 : 503).json(state);
+  });
+  app.get('/metrics', metrics.handler(options.metricsToken));
   app.get('/healthz', async (_req, res) => {
     try {
       await dataSource.query('SELECT 1');
@@ -318,14 +341,24 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       res.status(503).json({ status: 'unavailable', database: 'down' });
     }
   });
+  app.use('/graphql', corsMiddleware(options.corsOrigins ?? []));
+  app.all('/graphql', (_req, res, next) => {
+    res.setHeader(SCHEMA_HASH_HEADER, schemaHash);
+    next();
+  });
   app.get('/graphql', (req, res, next) => {
-    if (!req.accepts('html') || req.query.query !== undefined) return next();
+    // A browser's navigation (reload, shared link) prefers HTML, and may carry ?query= for GraphiQL
+    // to open; a GET query from a client that asks for JSON goes on to Apollo.
+    const html = req.query.query === undefined ? Boolean(req.accepts('html')) : req.accepts(['application/json', 'application/graphql-response+json', 'text/html']) === 'text/html';
+    if (!html) return next();
     const page = graphiqlPage();
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache');
+    // The same address answers JSON to other clients: caches keep the two apart.
+    res.vary('Accept');
+    res.vary('Accept-Encoding');
     if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
       res.setHeader('Content-Encoding', 'gzip');
-      res.setHeader('Vary', 'Accept-Encoding');
       res.end(page.gzipped);
     } else {
       res.end(page.html);
@@ -344,6 +377,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
           throw error;
         }
         await limits?.admitKey(principal.keyId);
+        res.locals['keyId'] = principal.keyId;
       } catch (error) {
         if (error instanceof RateLimitedError) throw rateLimited(error.retryAfterSeconds);
         if (error instanceof DomainException) throw unauthenticated(error);
@@ -361,7 +395,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       return context;
     },
   });
-  app.use(
+  app.all(
     '/graphql',
     // The deadline counts from the request's arrival, body included.
     (_req, res, next) => {
@@ -395,6 +429,12 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     },
   );
 
+  app.get('/', (_req, res) => res.redirect(302, '/graphql'));
+  // Unknown paths answer in the API's error shape, not with an HTML page.
+  app.use((_req, res) => {
+    res.status(404).json({ errors: [{ message: 'Not found: ReportQL answers at /graphql (GraphQL and GraphiQL), /healthz, /livez, /readyz and /metrics', extensions: { code: 'NOT_FOUND' } }] });
+  });
+
   // Body parsing failures (malformed JSON, too large) answer as GraphQL errors, not HTML pages.
   app.use((error: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
     const status = (error as { status?: number; statusCode?: number }).status ?? (error as { statusCode?: number }).statusCode;
@@ -406,6 +446,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   return {
     server,
     services,
+    metrics,
     listen: (port, host) =>
       new Promise((resolve, reject) => {
         server.once('error', reject);

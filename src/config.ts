@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RateLimitSettings } from './graphql/rate-limits';
@@ -28,8 +29,34 @@ function wholeNumber(fallback: string, digits: number, message: string, min: num
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 }
 
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/** scheme://host[:port], exactly as a browser sends it in Origin. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 const environmentSchema = z.object({
   PORT: wholeNumber('4000', 5, 'must be a port number', 0, 65535),
+  HOST: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined || v.trim() === '' ? '127.0.0.1' : v.trim().replace(/^\[(.*)\]$/, '$1')))
+    .pipe(z.string().refine((v) => isIP(v) !== 0 || HOSTNAME.test(v), { message: 'must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0' })),
+  CORS_ORIGINS: z
+    .string()
+    .optional()
+    .transform((v) => (v ?? '').split(',').map((o) => o.trim()).filter(Boolean))
+    .superRefine((origins, ctx) => {
+      for (const origin of origins) {
+        if (!isOrigin(origin)) ctx.addIssue({ code: 'custom', message: `"${origin.slice(0, 80)}" is not an origin such as https://app.example.org or http://localhost:5173 (scheme, host and port only, no path, no wildcard)` });
+      }
+    }),
   DATABASE_URL: optionalText.pipe(
     z
       .string()
@@ -57,6 +84,7 @@ const environmentSchema = z.object({
   RATE_LIMIT_AUTH_FAILURES: wholeNumber('20', 7, 'must be a whole number of failures per minute', 0, 1_000_000),
   REQUEST_DEADLINE_MS: wholeNumber('120000', 7, 'must be a whole number of milliseconds', 1000, 3_600_000),
   TRUST_PROXY_HOPS: wholeNumber('0', 2, 'must be a whole number of proxies', 0, 10),
+  METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LOG_LEVEL: z
     .string()
     .optional()
@@ -68,6 +96,10 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 
 export interface Config {
   port: number;
+  /** Address the HTTP server binds: 127.0.0.1 (this machine only) unless set; 0.0.0.0 in a container. */
+  host: string;
+  /** Browser origins allowed to call the API (CORS); empty: none but the server's own. */
+  corsOrigins: string[];
   /** Unset: the embedded PostgreSQL under dataDir. */
   databaseUrl: string | undefined;
   dataDir: string;
@@ -78,6 +110,8 @@ export interface Config {
   workerConcurrency: number;
   /** How long a work item is leased to its worker; a dead worker's items are taken up after it. */
   jobLeaseSeconds: number;
+  /** Bearer token for /metrics; unset: /metrics answers clients on this machine only. */
+  metricsToken: string | undefined;
   /** Unset: a key generated on first start and kept in dataDir (single-machine setups only). */
   secretKey: string | undefined;
   /**
@@ -125,6 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const e = parsed.data;
   return {
     port: e.PORT,
+    host: e.HOST,
+    corsOrigins: e.CORS_ORIGINS,
     databaseUrl: e.DATABASE_URL,
     dataDir: path.resolve(cwd, e.DATA_DIR ?? '.reportql'),
     adminApiKey: e.ADMIN_API_KEY,
@@ -137,6 +173,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_KEY, perAddressPerMinute: e.RATE_LIMIT_PER_ADDRESS, authFailuresPerMinute: e.RATE_LIMIT_AUTH_FAILURES },
     requestDeadlineMs: e.REQUEST_DEADLINE_MS,
     trustProxyHops: e.TRUST_PROXY_HOPS,
+    metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -1,33 +1,54 @@
 import 'reflect-metadata';
-import path from 'node:path';
 import { createApp } from './app';
 import { loadConfigOrExit } from './config';
 import { openDatabase } from './db/data-source';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres';
+import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres';
 import { createLogger } from './logger';
 import { resolveSecretKey } from './secret-key';
 import { queueOptions } from './jobs/queue';
 import { startWorker } from './worker-process';
 import type { RunExecutor } from './jobs/executor';
 import { seedDemo } from './seeds/demo-seed';
+import { PortUnavailableError, reservePort } from './port-reservation';
+
+/** How a browser on this machine reaches the bound address. */
+function browsableHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '127.0.0.1' || host === '::1') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
   const started = Date.now();
+  // Before the database is created or a key generated: a busy port must not lock a newcomer out.
+  const reservation = await reservePort(config.port, config.host).catch((error: unknown) => {
+    if (!(error instanceof PortUnavailableError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  });
 
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     logger.info({ dataDir: config.dataDir }, 'DATABASE_URL unset: starting the embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({ dir: config.dataDir, database: 'reportql', onLog: (line) => logger.debug({ postgres: line }) });
-    databaseUrl = embedded.url;
-    if (!path.resolve(embedded.clusterDirectory).startsWith(path.resolve(config.dataDir) + path.sep)) {
-      logger.warn(
-        { clusterDirectory: embedded.clusterDirectory, dataDir: config.dataDir },
-        'DATA_DIR is not reachable by the postgres user, so the embedded database lives in the temporary folder above; choose a DATA_DIR outside private home folders to keep it across reboots',
-      );
+    try {
+      embedded = await startEmbeddedPostgres({
+        dir: config.dataDir,
+        database: 'reportql',
+        onLog: (line) => logger.debug({ postgres: line }),
+        // A supervisor (systemd, Docker, Kubernetes) restarts the whole server; readiness said it first.
+        onUnexpectedExit: (code, signal) => {
+          logger.fatal({ code, signal }, 'the embedded PostgreSQL stopped unexpectedly: exiting so that a supervisor restarts the server');
+          process.exit(1);
+        },
+      });
+    } catch (error) {
+      if (!(error instanceof EmbeddedPostgresError)) throw error;
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
     }
+    databaseUrl = embedded.url;
   }
   const dataSource = await openDatabase({ url: databaseUrl });
   const app = await createApp(dataSource, logger, {
@@ -37,23 +58,27 @@ async function main(): Promise<void> {
     rateLimits: config.rateLimits,
     requestDeadlineMs: config.requestDeadlineMs,
     trustProxyHops: config.trustProxyHops,
+    corsOrigins: config.corsOrigins,
+    ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
   });
   const generatedAdminKey = await app.services.apiKeys.ensureServerAdmin(config.adminApiKey);
   if (config.seedDemo) {
     const project = await seedDemo(dataSource, app.services, logger);
     if (project) logger.info({ project: project.name }, 'demo data loaded into the empty database');
   }
-  const port = await app.listen(config.port);
+  await reservation.release();
+  const port = await app.listen(reservation.port, config.host);
   let worker: RunExecutor | undefined;
-  if (config.worker) worker = await startWorker(dataSource, app.services, logger, config);
-  logger.info({ port, startupMs: Date.now() - started }, `ReportQL listening: GraphiQL at http://localhost:${port}/graphql`);
+  if (config.worker) worker = await startWorker(dataSource, app.services, logger, config, app.metrics.executorObserver);
+  const origin = `http://${browsableHost(config.host)}:${port}`;
+  logger.info({ host: config.host, port, startupMs: Date.now() - started }, `ReportQL listening: GraphiQL at ${origin}/graphql`);
   if (generatedAdminKey) {
     process.stdout.write(
       [
         '',
         '  Server admin API key (shown this once; only its hash is stored):',
         `    ${generatedAdminKey}`,
-        '  Paste into GraphiQL → Headers: { "Authorization": "Bearer <key>" }',
+        `  Open ${origin}/graphql, click "Set API key" and paste it.`,
         '  Set ADMIN_API_KEY to choose the key yourself instead.',
         '',
       ].join('\n') + '\n',

@@ -43,6 +43,7 @@ export class PgEventBus implements RunEventPublisher, RunEventListener {
   private client: Client | undefined;
   private closed = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private live = false;
 
   constructor(
     private readonly pool: Pool,
@@ -65,6 +66,12 @@ export class PgEventBus implements RunEventPublisher, RunEventListener {
     await client.connect();
     await client.query(`LISTEN ${EVENT_CHANNEL}`);
     this.client = client;
+    this.live = true;
+  }
+
+  /** The LISTEN connection is up: events of other processes reach this one. */
+  get listening(): boolean {
+    return this.live && !this.closed;
   }
 
   async close(): Promise<void> {
@@ -138,6 +145,7 @@ export class PgEventBus implements RunEventPublisher, RunEventListener {
   private reconnect(broken: Client): void {
     if (this.closed || this.client !== broken) return;
     this.client = undefined;
+    this.live = false;
     void broken.end().catch(() => undefined);
     this.reconnectTimer = setTimeout(() => {
       if (this.closed) return;

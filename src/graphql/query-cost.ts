@@ -117,6 +117,7 @@ export const LIST_SIZES: Readonly<Record<string, { typical: number; max: number 
   'ContrastTable.strata': { typical: 10, max: 1_000 },
   'Project.stratifiedResults': { typical: 10, max: 1_000 },
   'StratifiedResult.invalid': { typical: 6, max: 6 },
+  'AuditEvent.targets': { typical: 2, max: 20 },
   'VarianceDecomposition.warnings': { typical: 5, max: 20 },
 };
 

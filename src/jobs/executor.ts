@@ -48,6 +48,12 @@ export interface ExecutorOptions {
   retry?: RetryPolicy;
   /** ENDPOINT_ALLOW: every connection to an endpoint (chat, /metrics) is checked against it. */
   egress?: EgressPolicy | undefined;
+  /** Told of every report's outcome (metrics); must not throw. */
+  observer?: ExecutorObserver;
+}
+
+export interface ExecutorObserver {
+  prediction(outcome: { endpointId: string; status: 'SUCCEEDED' | 'FAILED'; latencyMs: number | null }): void;
 }
 
 export const DEFAULT_EXECUTOR_OPTIONS: ExecutorOptions = {
@@ -544,6 +550,11 @@ export class RunExecutor {
       release();
     }
     if (!row) return;
+    try {
+      this.options.observer?.prediction({ endpointId: runtime.lane.endpointId, status: row.status === 'FAILED' ? 'FAILED' : 'SUCCEEDED', latencyMs: row.latencyMs ?? null });
+    } catch {
+      // Metrics never fail a report.
+    }
     try {
       await this.writer.write(row);
     } catch (error) {

@@ -123,6 +123,12 @@ export class JobQueue {
     return this.boss.fail(RUN_QUEUE, id, { reason });
   }
 
+  /** Work items waiting for a worker and held by one (reads pg-boss's tables: fails when they cannot be read). */
+  async depth(): Promise<{ waiting: number; active: number }> {
+    const [waiting, upToActive] = await Promise.all([this.boss.getQueueSize(RUN_QUEUE), this.boss.getQueueSize(RUN_QUEUE, { before: 'completed' })]);
+    return { waiting, active: Math.max(0, upToActive - waiting) };
+  }
+
   async stop(): Promise<void> {
     if (!this.started) return;
     await this.started.catch(() => undefined);

@@ -1,13 +1,13 @@
-import type { RateLimitSettings } from '../../src/graphql/rate-limits';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { createApp, type App } from '../../src/app';
+import { createApp, type App, type AppOptions } from '../../src/app';
 import { openDatabase } from '../../src/db/data-source';
 import type { QueueOptions } from '../../src/jobs/queue';
+import type { RateLimitSettings } from '../../src/graphql/rate-limits';
 import type { EgressPolicy } from '../../src/llm/egress';
-import { createLogger } from '../../src/logger';
-import type { Services } from '../../src/services';
+import { createLogger, type Logger } from '../../src/logger';
+import type { ServiceOptions, Services } from '../../src/services';
 import { withDatabase } from './global-setup';
 
 export const TEST_SECRET_KEY = 'test-secret-key-of-reportql';
@@ -40,6 +40,10 @@ export interface TestAppOptions {
   /** Rate limits and request deadline (default: no limits, the server's default deadline). */
   rateLimits?: RateLimitSettings;
   requestDeadlineMs?: number;
+  /** HTTP settings of the app (CORS origins, …). */
+  http?: Omit<AppOptions, keyof ServiceOptions>;
+  /** The app's logger (default: silent). */
+  logger?: Logger;
 }
 
 /** A fresh database cloned from the migrated template, and the real HTTP server on a free port. */
@@ -56,13 +60,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const queries: string[] = [];
   const databaseUrl = withDatabase(serverUrl, database);
   const dataSource = await openDatabase({ url: databaseUrl, onQuery: (sql) => queries.push(sql) });
-  const logger = createLogger('silent');
+  const logger = options.logger ?? createLogger('silent');
   const app = await createApp(dataSource, logger, {
     secretKey: TEST_SECRET_KEY,
     ...(options.queue ? { queue: options.queue } : {}),
     ...(options.egress ? { egress: options.egress } : {}),
     ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}),
     ...(options.requestDeadlineMs ? { requestDeadlineMs: options.requestDeadlineMs } : {}),
+    ...options.http,
   });
   const port = await app.listen(0, '127.0.0.1');
   const adminKey = `rql_test_admin_${randomBytes(16).toString('hex')}`;

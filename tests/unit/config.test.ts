@@ -4,6 +4,7 @@ describe('configuration', () => {
   it('has defaults for everything, the run worker included', () => {
     expect(loadConfig({}, '/srv')).toMatchObject({
       port: 4000,
+      host: '127.0.0.1',
       databaseUrl: undefined,
       dataDir: '/srv/.reportql',
       seedDemo: true,
@@ -75,5 +76,26 @@ describe('configuration', () => {
       'WORKER_CONCURRENCY: must be at least 1',
       'JOB_LEASE_SECONDS: must be a whole number of seconds',
     ]);
+  });
+
+  it('binds 127.0.0.1 unless HOST says otherwise, and refuses what is no address', () => {
+    expect(loadConfig({ HOST: '0.0.0.0' }, '/srv').host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: ' [::] ' }, '/srv').host).toBe('::');
+    expect(loadConfig({ HOST: 'reportql.internal' }, '/srv').host).toBe('reportql.internal');
+    expect(loadConfig({ HOST: '' }, '/srv').host).toBe('127.0.0.1');
+    expect(() => loadConfig({ HOST: 'http://0.0.0.0:4000' }, '/srv')).toThrow('HOST: must be an IP address or a host name');
+  });
+
+  it('reads CORS_ORIGINS as exact origins, and names what is not one', () => {
+    expect(loadConfig({}, '/srv').corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: ' https://app.example.org, http://localhost:5173 ,' }, '/srv').corsOrigins).toEqual(['https://app.example.org', 'http://localhost:5173']);
+    let error: unknown;
+    try {
+      loadConfig({ CORS_ORIGINS: '*,https://app.example.org/ui,ftp://x.example' }, '/srv');
+    } catch (e) {
+      error = e;
+    }
+    expect((error as ConfigError).problems).toHaveLength(3);
+    expect((error as ConfigError).problems[0]).toMatch(/^CORS_ORIGINS: "\*" is not an origin/);
   });
 });
