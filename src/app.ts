@@ -13,6 +13,7 @@ import { WebSocketServer } from 'ws';
 import { createContext, type GraphQLContext } from './graphql/context';
 import { createErrorFormatter, DomainException } from './graphql/errors';
 import { graphiqlPage } from './graphql/graphiql';
+import { INVALID_UTF8_TYPE, verifyUtf8Body } from './graphql/input-guard';
 import { buildReportQlSchema } from './graphql/schema';
 import type { Logger } from './logger';
 import { createServices, type ServiceOptions, type Services } from './services';
@@ -168,7 +169,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   });
   app.use(
     '/graphql',
-    express.json({ limit: MAX_REQUEST_BYTES }),
+    express.json({ limit: MAX_REQUEST_BYTES, verify: verifyUtf8Body }),
     expressMiddleware(apollo, {
       context: async ({ req, res }) => {
         try {
@@ -191,7 +192,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   app.use((error: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
     const status = (error as { status?: number; statusCode?: number }).status ?? (error as { statusCode?: number }).statusCode;
     if (res.headersSent || !status || status < 400 || status >= 500) return next(error);
-    const message = status === 413 ? `The request body is larger than ${MAX_REQUEST_BYTES / 1024 / 1024} MB` : 'The request body is not valid JSON';
+    const invalidUtf8 = (error as { type?: string }).type === INVALID_UTF8_TYPE;
+    const message = status === 413 ? `The request body is larger than ${MAX_REQUEST_BYTES / 1024 / 1024} MB` : invalidUtf8 ? 'The request body is not valid UTF-8' : 'The request body is not valid JSON';
     res.status(status).json({ errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] });
   });
 

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { ResolverData } from 'type-graphql';
 import { ImportAnnotationsInput } from '../modules/annotation/annotation.input';
 import { CreateApiKeyInput } from '../modules/api-key/api-key.resolver';
@@ -114,5 +115,19 @@ export function checkArgument(value: unknown, _type: unknown, data: ResolverData
       if (key === skip) continue;
       stack.push({ value: item, path: childPath(current.path, key), depth });
     }
+  }
+}
+
+/** The body-parser error of a request body that is not the UTF-8 it says it is. */
+export const INVALID_UTF8_TYPE = 'encoding.invalid_utf8';
+
+/**
+ * express.json's `verify`: a UTF-8 body (the default) with bytes that are not UTF-8 is refused
+ * (HTTP 400, BAD_USER_INPUT) instead of being decoded with U+FFFD in their place, which would
+ * store an uploaded file altered.
+ */
+export function verifyUtf8Body(_req: unknown, _res: unknown, body: Buffer, encoding: string | null): void {
+  if ((encoding === null || encoding.toLowerCase() === 'utf-8') && !isUtf8(body)) {
+    throw Object.assign(new Error('The request body is not valid UTF-8'), { status: 400, type: INVALID_UTF8_TYPE });
   }
 }

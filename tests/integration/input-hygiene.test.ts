@@ -118,6 +118,19 @@ describe('input hygiene: values are refused, never altered, and never reach Post
     });
   });
 
+  it('a request body that is not valid UTF-8 is refused, not decoded with U+FFFD in place of its bytes', async () => {
+    const json = JSON.stringify({ query: 'mutation ($i: ImportReportsInput!) { importReports(input: $i) { inserted } }', variables: { i: { datasetId, format: 'CSV', content: 'id,text\nU1,@@\n' } } });
+    const at = json.indexOf('@@');
+    const body = Buffer.concat([Buffer.from(json.slice(0, at)), Buffer.from('geïnfiltreerd', 'latin1'), Buffer.from(json.slice(at + 2))]);
+    const response = await fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${t.adminKey}` }, body });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ errors: [{ message: 'The request body is not valid UTF-8', extensions: { code: 'BAD_USER_INPUT' } }] });
+    expect(Number((await t.dataSource.query(`SELECT count(*) AS n FROM reports WHERE external_id = 'U1'`))[0].n)).toBe(0);
+    // The same text in UTF-8 is a report like any other.
+    const utf8 = await fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${t.adminKey}` }, body: json.replace('@@', 'geïnfiltreerd') });
+    expect(((await utf8.json()) as { data: { importReports: { inserted: number } } }).data.importReports.inserted).toBe(1);
+  });
+
   describe('NUL characters that appear only after decoding', () => {
     it('YAML "\\0" and a JSON "\\u0000" inside an example output: BAD_USER_INPUT on promptYaml', async () => {
       const prompt = (extra: string) => `field_instructions:\n  - name: grade\n    type: string\n${extra}task: "Extract {json_template}"\n`;
