@@ -52,11 +52,18 @@ export interface ValueCheckOptions {
   depth?: boolean;
 }
 
-/** `parent.key` or `parent[index]`, with NUL shown as `\0` so that a path is always printable. */
+/** Paths in errors are cut here: keys come from the input and may be long, and nesting deep. */
+export const MAX_PATH_LENGTH = 200;
+
+/**
+ * `parent.key` or `parent[index]`, with NUL shown as `\0` so that a path is always printable,
+ * cut with `…` at {@link MAX_PATH_LENGTH} characters.
+ */
 export function childPath(parent: string, key: string | number): string {
-  if (typeof key === 'number') return `${parent}[${key}]`;
-  const shown = key.replaceAll(NUL, '\\0');
-  return parent ? `${parent}.${shown}` : shown;
+  if (parent.endsWith('…')) return parent;
+  const shown = typeof key === 'number' ? `[${key}]` : key.slice(0, MAX_PATH_LENGTH).replaceAll(NUL, '\\0');
+  const path = typeof key === 'number' ? `${parent}${shown}` : parent ? `${parent}.${shown}` : shown;
+  return path.length > MAX_PATH_LENGTH ? `${path.slice(0, MAX_PATH_LENGTH)}…` : path;
 }
 
 /** Why a string cannot be stored as it is, or null. */

@@ -1,4 +1,4 @@
-import { findOutOfRangeNumber, findValueProblem, hasLoneSurrogate, joinPath, MAX_JSON_DEPTH } from '../../../src/db/storable';
+import { childPath, findOutOfRangeNumber, findValueProblem, hasLoneSurrogate, joinPath, MAX_JSON_DEPTH, MAX_PATH_LENGTH } from '../../../src/db/storable';
 
 const nested = (depth: number): unknown => JSON.parse('['.repeat(depth) + ']'.repeat(depth));
 
@@ -42,6 +42,18 @@ describe('findOutOfRangeNumber', () => {
     expect(findOutOfRangeNumber('{"a": "1e400", "b": "x\\"1e400"}')).toBeNull();
     expect(findOutOfRangeNumber('{"a": 0, "b": 0.0e-999, "c": -0, "d": 1.7976931348623157e308, "e": 5e-324}')).toBeNull();
     expect(findOutOfRangeNumber('{"k1e400": 1}')).toBeNull();
+  });
+});
+
+describe('paths', () => {
+  it('are cut at 200 characters, however long the keys and deep the nesting', () => {
+    const key = 'k'.repeat(1_000_000);
+    const value = { [key]: { [key]: 'x\u0000' } };
+    const problem = findValueProblem(value)!;
+    expect(problem.path).toHaveLength(MAX_PATH_LENGTH + 1);
+    expect(problem.path.endsWith('…')).toBe(true);
+    expect(childPath('a', 0)).toBe('a[0]');
+    expect(childPath('', 'k\u0000')).toBe('k\\0');
   });
 });
 
