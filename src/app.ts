@@ -17,6 +17,7 @@ import type { Principal } from './modules/api-key/principal';
 import { createContext, type GraphQLContext } from './graphql/context';
 import { createErrorFormatter, DomainException, loggableError } from './graphql/errors';
 import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
+import { INVALID_UTF8_TYPE, verifyUtf8Body } from './graphql/input-guard';
 import { accessLog } from './http/access-log';
 import { corsMiddleware } from './http/cors';
 import { readiness } from './http/health';
@@ -412,7 +413,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       res.locals['deadline'] = deadline.signal;
       next();
     },
-    express.json({ limit: MAX_REQUEST_BYTES }),
+    express.json({ limit: MAX_REQUEST_BYTES, verify: verifyUtf8Body }),
     async (req, res, next) => {
       const deadline = res.locals['deadline'] as AbortSignal;
       // Past the deadline the client has its answer: what Apollo writes afterwards goes nowhere.
@@ -439,7 +440,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   app.use((error: unknown, _req: express.Request, res: express.Response, next: express.NextFunction) => {
     const status = (error as { status?: number; statusCode?: number }).status ?? (error as { statusCode?: number }).statusCode;
     if (res.headersSent || !status || status < 400 || status >= 500) return next(error);
-    const message = status === 413 ? `The request body is larger than ${MAX_REQUEST_BYTES / 1024 / 1024} MB` : 'The request body is not valid JSON';
+    const invalidUtf8 = (error as { type?: string }).type === INVALID_UTF8_TYPE;
+    const message = status === 413 ? `The request body is larger than ${MAX_REQUEST_BYTES / 1024 / 1024} MB` : invalidUtf8 ? 'The request body is not valid UTF-8' : 'The request body is not valid JSON';
     res.status(status).json({ errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] });
   });
 

@@ -22,7 +22,9 @@
  */
 import YAML from 'yaml';
 import { normaliseValue } from '../analytics/normalise';
+import { findValueProblem, joinPath } from '../db/storable';
 import { ExtractionError } from './errors';
+import { MAX_PROMPT_EXAMPLES, MAX_VARIABLES } from './limits';
 import { findJsonCandidates, parseCandidate } from './json-candidates';
 import { formatJsonObject } from './prompt-builder';
 import { planGraph, type GraphPlan } from './prompt-graph-plan';
@@ -82,12 +84,22 @@ function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
+/**
+ * The document of a config file. Values are refused rather than stored altered: a NUL character
+ * ("\0"), a lone surrogate ("\uD800"), a number that is not finite (1e400, .inf) or nesting
+ * deeper than 64 levels is BAD_CONFIG, with the path to it. Anchors and aliases are expanded at
+ * most 100 times (the yaml package's maxAliasCount), so an alias bomb is refused too.
+ */
 function parseYaml(text: string, what: string): unknown {
+  let doc: unknown;
   try {
-    return YAML.parse(text) as unknown;
+    doc = YAML.parse(text) as unknown;
   } catch (e) {
     throw new ExtractionError('BAD_CONFIG', `${what}: not valid YAML: ${e instanceof Error ? e.message : String(e)}`);
   }
+  const problem = findValueProblem(doc);
+  if (problem) throw new ExtractionError('BAD_CONFIG', `${what}: ${joinPath('', problem.path) || 'the document'} ${problem.reason}`);
+  return doc;
 }
 
 function bad(msg: string): never {
@@ -319,6 +331,7 @@ export function importFrameworkConfig(promptYaml: string, modelYaml?: string | n
   if (!isRecord(doc)) bad('prompt config must be a mapping');
   const fields = doc['field_instructions'];
   if (!Array.isArray(fields) || fields.length === 0) bad('prompt config needs a non-empty "field_instructions" list');
+  if (fields.length > MAX_VARIABLES) bad(`prompt config has ${fields.length} field_instructions; a use case has at most ${MAX_VARIABLES} variables`);
   const variables = fields.map((f, i) => parseField(f, i, warnings));
   const seen = new Set<string>();
   for (const v of variables) {
@@ -344,14 +357,24 @@ export function importFrameworkConfig(promptYaml: string, modelYaml?: string | n
       warnings.push('deprecated "example" ignored (not an input/output mapping, or "examples" present)');
     }
   }
+  if (rawExamples.length > MAX_PROMPT_EXAMPLES) bad(`prompt config has ${rawExamples.length} examples; a prompt has at most ${MAX_PROMPT_EXAMPLES}`);
   const examples = rawExamples.map((e, i) => importExample(e, i, warnings)).filter((e): e is PromptExample => e !== null);
+  // Example outputs are JSON inside YAML strings: their escapes ("\u0000") are decoded only now.
+  const outputs = findValueProblem(examples);
+  if (outputs) bad(`prompt config: examples${outputs.path} ${outputs.reason}`);
 
   const hasGraph = variables.some((v) => v.graphStep != null || v.dependsOn);
   if (hasGraph && variables.some((v) => v.graphStep == null)) {
     warnings.push('some fields have no chain_order: their prompt-graph step is derived from depends_on (or the first step)');
   }
   const graph = hasGraph ? planGraph(variables) : null;
-  const model = modelYaml ? importFrameworkModelConfig(modelYaml, warnings) : null;
+  let model: FrameworkModelConfig | null = null;
+  try {
+    model = modelYaml ? importFrameworkModelConfig(modelYaml, warnings) : null;
+  } catch (error) {
+    if (error instanceof ExtractionError) error.field ??= 'modelYaml';
+    throw error;
+  }
   return {
     reportType: typeof doc['report_type'] === 'string' ? doc['report_type'] : null,
     variables,

@@ -8,6 +8,9 @@ export type ExtractionErrorCode =
   | 'ALL_CALLS_FAILED';
 
 export class ExtractionError extends Error {
+  /** The input the problem is in, when known (e.g. `modelYaml`). */
+  field?: string;
+
   constructor(
     readonly code: ExtractionErrorCode,
     message: string,

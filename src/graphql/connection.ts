@@ -63,7 +63,7 @@ export function pageSize(first: number | null | undefined): number {
   return first;
 }
 
-interface Cursor {
+export interface Cursor {
   k: string | number;
   i: string;
   /** Which list the cursor belongs to: a tag of the sort column and the parent object. */
@@ -86,14 +86,30 @@ function encodeCursor(cursor: Cursor): string {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const INT4_MIN = -2_147_483_648;
+const INT4_MAX = 2_147_483_647;
+/** Longer is no cursor of ours (they are about 120 characters). */
+const MAX_CURSOR_LENGTH = 512;
+
+/**
+ * Whether a cursor's key fits the sort column, so that PostgreSQL takes it: integer columns are
+ * int4; timestamps are written as our cursors write them (a date that exists, year 1 or later,
+ * since PostgreSQL has no year 0 and refuses 2024-02-30, which Date.parse rolls over to March 1).
+ */
+function keyFits(key: unknown, kind: SortKind): boolean {
+  if (kind === 'integer') return Number.isSafeInteger(key) && (key as number) >= INT4_MIN && (key as number) <= INT4_MAX;
+  if (typeof key !== 'string' || !ISO_TIMESTAMP.test(key) || key.startsWith('0000')) return false;
+  const time = Date.parse(key);
+  return !Number.isNaN(time) && new Date(time).toISOString() === key;
+}
 
 /** A cursor of this list, or BAD_USER_INPUT: a forged or foreign cursor never reaches SQL. */
-function decodeCursor(value: string, kind: SortKind, tag: string): Cursor {
+export function decodeCursor(value: string, kind: SortKind, tag: string): Cursor {
   try {
+    if (value.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(value)) throw new Error('not base64url');
     const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Cursor;
-    if (parsed.l !== tag) throw new Error('cursor of another list');
-    const keyFits = kind === 'integer' ? Number.isSafeInteger(parsed.k) : typeof parsed.k === 'string' && ISO_TIMESTAMP.test(parsed.k) && !Number.isNaN(Date.parse(parsed.k));
-    if (keyFits && typeof parsed.i === 'string' && UUID.test(parsed.i)) return parsed;
+    if (typeof parsed !== 'object' || parsed === null || parsed.l !== tag) throw new Error('cursor of another list');
+    if (keyFits(parsed.k, kind) && typeof parsed.i === 'string' && UUID.test(parsed.i)) return parsed;
   } catch {
     // fall through
   }

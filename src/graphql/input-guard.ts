@@ -1,10 +1,12 @@
+import { isUtf8 } from 'node:buffer';
 import type { ResolverData } from 'type-graphql';
 import { ImportAnnotationsInput } from '../modules/annotation/annotation.input';
 import { CreateApiKeyInput } from '../modules/api-key/api-key.resolver';
 import { CreateDatasetInput, ImportReportsInput } from '../modules/dataset/dataset.input';
 import { RegisterEndpointInput, UpdateModelInput } from '../modules/endpoint/endpoint.input';
 import { ImportUseCaseConfigInput } from '../modules/extraction/extraction.input';
-import { MAX_NAME_LENGTH, NUL, NUL_REASON, TOO_LONG_REASON } from '../modules/imports/text-checks';
+import { MAX_NAME_LENGTH, TOO_LONG_REASON } from '../modules/imports/text-checks';
+import { childPath, MAX_JSON_DEPTH, NOT_FINITE_REASON, stringProblem, TOO_DEEP_REASON } from '../db/storable';
 import { CreateProjectInput } from '../modules/project/project.types';
 import { CreatePromptInput } from '../modules/prompt/prompt.input';
 import { ImportPredictionsInput } from '../modules/run/run.input';
@@ -34,7 +36,8 @@ const NAME_FIELDS = new Map<InputClass, readonly string[]>([
 
 /**
  * Imported files are checked row by row by the import itself, which reports the rows holding a
- * NUL character (reports, annotations) or removes them (model output).
+ * lone surrogate, a value nested too deep or a number out of range, and the rows holding a NUL
+ * character (reports, annotations) or removes them (model output).
  */
 const FILE_CONTENT = new Map<InputClass, string>([
   [ImportReportsInput, 'content'],
@@ -45,12 +48,6 @@ const FILE_CONTENT = new Map<InputClass, string>([
 /** Fields that may be left out ("keep as is") but whose column cannot hold null. */
 const NOT_NULL_WHEN_GIVEN = new Map<InputClass, readonly string[]>([[UpdateModelInput, ['supportsThinking']]]);
 
-function fieldPath(parent: string, key: string | number): string {
-  if (typeof key === 'number') return `${parent}[${key}]`;
-  const shown = key.replaceAll(NUL, '\\0');
-  return parent ? `${parent}.${shown}` : shown;
-}
-
 function classOf(value: object): InputClass | undefined {
   const constructor = (value as { constructor?: unknown }).constructor;
   return typeof constructor === 'function' && constructor !== Object ? (constructor as InputClass) : undefined;
@@ -59,9 +56,12 @@ function classOf(value: object): InputClass | undefined {
 /**
  * Checks one resolver argument before the resolver runs (type-graphql's `validateFn`), so that
  * no mutation or query can reach PostgreSQL with a value it refuses, which would be an internal
- * error instead of BAD_USER_INPUT:
+ * error instead of BAD_USER_INPUT, or one it would store altered:
  * - no string anywhere in the argument (JSON values and object keys included) holds a NUL
- *   character, except the content of imported files (see {@link FILE_CONTENT});
+ *   character or a lone UTF-16 surrogate (the driver would write U+FFFD), except the content of
+ *   imported files (see {@link FILE_CONTENT});
+ * - JSON values hold only finite numbers (1e400 arrives as Infinity and would be stored as
+ *   null) and nest at most {@link MAX_JSON_DEPTH} levels;
  * - names and keys are at most {@link MAX_NAME_LENGTH} characters (see {@link NAME_FIELDS});
  * - fields of {@link NOT_NULL_WHEN_GIVEN} are left out or given a value, not null.
  *
@@ -70,41 +70,64 @@ function classOf(value: object): InputClass | undefined {
  */
 export function checkArgument(value: unknown, _type: unknown, data: ResolverData<object>): void {
   const where = (path: string) => path || `an argument of ${data.info.fieldName}`;
-  const stack: { value: unknown; path: string }[] = [{ value, path: '' }];
+  // depth counts the arrays and plain objects around a value since the nearest input object
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
   while (stack.length > 0) {
     const current = stack.pop()!;
     const v = current.value;
     if (typeof v === 'string') {
-      if (v.includes(NUL)) throw badInput(`${where(current.path)} ${NUL_REASON}`, { field: current.path });
+      const reason = stringProblem(v);
+      if (reason) throw badInput(`${where(current.path)} ${reason}`, { field: current.path });
+      continue;
+    }
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw badInput(`${where(current.path)} ${NOT_FINITE_REASON}`, { field: current.path });
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
+    const cls = classOf(v);
+    const depth = cls ? 0 : current.depth + 1;
+    if (depth > MAX_JSON_DEPTH) throw badInput(`${where(current.path)} ${TOO_DEEP_REASON}`, { field: current.path });
     if (Array.isArray(v)) {
-      v.forEach((item, i) => stack.push({ value: item, path: fieldPath(current.path, i) }));
+      v.forEach((item, i) => stack.push({ value: item, path: childPath(current.path, i), depth }));
       continue;
     }
-    const cls = classOf(v);
     const record = v as Record<string, unknown>;
     if (cls) {
       for (const field of NAME_FIELDS.get(cls) ?? []) {
         const name = record[field];
         if (typeof name === 'string' && name.trim().length > MAX_NAME_LENGTH) {
-          const path = fieldPath(current.path, field);
+          const path = childPath(current.path, field);
           throw badInput(`${path} ${TOO_LONG_REASON}`, { field: path });
         }
       }
       for (const field of NOT_NULL_WHEN_GIVEN.get(cls) ?? []) {
         if (Object.prototype.hasOwnProperty.call(record, field) && record[field] === null) {
-          const path = fieldPath(current.path, field);
+          const path = childPath(current.path, field);
           throw badInput(`${path} cannot be null; leave it out to keep the current value`, { field: path });
         }
       }
     }
     const skip = cls && current.path === '' ? FILE_CONTENT.get(cls) : undefined;
     for (const [key, item] of Object.entries(record)) {
-      if (key.includes(NUL)) throw badInput(`${where(current.path)} has a key that ${NUL_REASON}`, { field: current.path });
+      const reason = stringProblem(key);
+      if (reason) throw badInput(`${where(current.path)} has a key that ${reason}`, { field: current.path });
       if (key === skip) continue;
-      stack.push({ value: item, path: fieldPath(current.path, key) });
+      stack.push({ value: item, path: childPath(current.path, key), depth });
     }
+  }
+}
+
+/** The body-parser error of a request body that is not the UTF-8 it says it is. */
+export const INVALID_UTF8_TYPE = 'encoding.invalid_utf8';
+
+/**
+ * express.json's `verify`: a UTF-8 body (the default) with bytes that are not UTF-8 is refused
+ * (HTTP 400, BAD_USER_INPUT) instead of being decoded with U+FFFD in their place, which would
+ * store an uploaded file altered.
+ */
+export function verifyUtf8Body(_req: unknown, _res: unknown, body: Buffer, encoding: string | null): void {
+  if ((encoding === null || encoding.toLowerCase() === 'utf-8') && !isUtf8(body)) {
+    throw Object.assign(new Error('The request body is not valid UTF-8'), { status: 400, type: INVALID_UTF8_TYPE });
   }
 }

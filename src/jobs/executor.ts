@@ -29,7 +29,7 @@ import { EndpointLane, WorkerBudget, type BreakerOptions, DEFAULT_BREAKER } from
 import { EndpointSlots } from './endpoint-slots';
 import { safePublisher, type RunEventListener, type RunEventPublisher } from './events';
 import { describeFailure, ExecutorAbort, redact } from './failure';
-import { emptyRow, isUnstorable, PredictionWriter, succeededRow, type PredictionRow } from './prediction-writer';
+import { emptyRow, isUnstorable, PredictionWriter, succeededRow, UnstorableRowError, type PredictionRow } from './prediction-writer';
 import { CHUNK_SIZE, poolOf, type JobQueue, type RunItem } from './queue';
 import { readMetrics, SAMPLE_INTERVAL_MS, storeSample } from './telemetry';
 
@@ -559,14 +559,15 @@ export class RunExecutor {
       await this.writer.write(row);
     } catch (error) {
       if (!isUnstorable(error)) throw error;
-      // What the endpoint answered cannot be stored (out-of-range numbers, text PostgreSQL
-      // refuses): the report fails with a code, so the run can finish; resumeRun tries it again.
+      // What the endpoint answered cannot be stored as it is (NUL characters, lone surrogates,
+      // out-of-range numbers): the report fails with a code, so the run can finish; resumeRun
+      // tries it again.
       await this.writer.write({
         ...this.base(runtime, report.id),
         status: 'FAILED',
         latencyMs: row.latencyMs,
         attempts: row.attempts,
-        error: "the endpoint's answer could not be stored",
+        error: error instanceof UnstorableRowError ? error.message : "the endpoint's answer could not be stored",
         errorCode: 'UNSTORABLE',
       });
     }

@@ -6,6 +6,7 @@
  */
 import { ExtractionError } from '../extraction/errors';
 import { EGRESS_DENIED_MESSAGE, LlmError } from '../llm/llm-error';
+import { UnstorableRowError } from './prediction-writer';
 
 export interface Failure {
   code: string;
@@ -71,6 +72,7 @@ export function describeFailure(error: unknown, deadlineMs: number, attempts: nu
     return { code: 'DEADLINE', message: `the report did not finish within its deadline of ${deadlineMs} ms`, attempts, transient: true };
   }
   if (error instanceof LlmError) return llmFailure(error, deadlineMs);
+  if (error instanceof UnstorableRowError) return { code: 'UNSTORABLE', message: error.message, attempts, transient: false };
   if (error instanceof ExtractionError) {
     if (error.code === 'ALL_CALLS_FAILED' && error.cause instanceof LlmError) return llmFailure(error.cause, deadlineMs);
     return { code: error.code, message: redact(error.message, []), attempts, transient: error.code === 'ALL_CALLS_FAILED' };

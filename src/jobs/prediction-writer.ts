@@ -13,6 +13,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import type { ExtractionResult } from '../extraction/types';
+import { findValueProblem, type ValueProblem } from '../db/storable';
 import type { RunChange, RunEventPublisher } from './events';
 
 export interface PredictionRow {
@@ -111,22 +112,38 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-/** PostgreSQL text and jsonb cannot hold NUL; a model's output may contain one. */
-function text(value: string | null): string | null {
-  return value === null ? null : value.includes('\0') ? value.replace(/\0/g, '') : value;
+/**
+ * A prediction row that cannot be stored as it is: what the endpoint answered holds a NUL
+ * character (PostgreSQL refuses it in text and jsonb), a lone UTF-16 surrogate (a model's output
+ * cut mid-character: it would become U+FFFD or fail jsonb), a number out of range or a value
+ * nested deeper than 64 levels. The row is refused rather than altered; the report fails with
+ * the code UNSTORABLE. The message names the kind of problem, never the text.
+ */
+export class UnstorableRowError extends Error {
+  readonly code = 'UNSTORABLE';
+  constructor(problem: ValueProblem) {
+    super(`the endpoint's answer cannot be stored: a value ${problem.reason}`);
+    this.name = 'UnstorableRowError';
+  }
 }
 
-/** Lone surrogates (a model's output cut mid-character) are not valid in jsonb: they become U+FFFD. */
-const wellFormed = (_key: string, v: unknown): unknown => (typeof v === 'string' ? (v as string & { toWellFormed(): string }).toWellFormed() : v);
+/** Why `row` cannot be stored as it is (see {@link UnstorableRowError}), or null. */
+export function unstorableProblem(row: PredictionRow): ValueProblem | null {
+  const { values, cells, parsed, raw, reasoning, samples, finishReason, error } = row;
+  return findValueProblem({ values, cells, parsed, raw, reasoning, samples, finishReason, error });
+}
 
 function json(value: unknown): string | null {
   if (value === null || value === undefined) return null;
-  const out = JSON.stringify(value, wellFormed);
-  return out.includes('\\u0000') ? out.replace(/\\u0000/g, '') : out;
+  return JSON.stringify(value);
 }
 
-/** SQLSTATE classes of a row PostgreSQL will never take (data exceptions, limits), unlike a failing connection. */
+/**
+ * SQLSTATE classes of a row PostgreSQL will never take (data exceptions, limits), unlike a failing
+ * connection, and rows refused before they reach it ({@link UnstorableRowError}).
+ */
 export function isUnstorable(error: unknown): boolean {
+  if (error instanceof UnstorableRowError) return true;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
 }
@@ -187,15 +204,15 @@ function insertParameters(rows: PredictionRow[]): unknown[] {
     rows.map((r) => json(r.values)),
     rows.map((r) => json(r.cells)),
     rows.map((r) => json(r.parsed)),
-    rows.map((r) => text(r.raw)),
-    rows.map((r) => text(r.reasoning)),
+    rows.map((r) => r.raw),
+    rows.map((r) => r.reasoning),
     rows.map((r) => json(r.samples)),
-    rows.map((r) => text(r.finishReason)),
+    rows.map((r) => r.finishReason),
     rows.map((r) => r.latencyMs),
     rows.map((r) => r.promptTokens),
     rows.map((r) => r.completionTokens),
     rows.map((r) => r.attempts),
-    rows.map((r) => text(r.error)),
+    rows.map((r) => r.error),
     rows.map((r) => r.errorCode),
     rows.map((r) => r.inputTruncated),
   ];
@@ -204,8 +221,13 @@ function insertParameters(rows: PredictionRow[]): unknown[] {
 /**
  * The writer's statement inside a caller's transaction (one run's rows): inserts what is new
  * and adds it to the run's counters. Returns the rows inserted.
+ * @throws UnstorableRowError before any statement when a row cannot be stored as it is
  */
 export async function insertPredictions(query: (sql: string, params: unknown[]) => Promise<unknown>, rows: PredictionRow[]): Promise<InsertedRow[]> {
+  for (const row of rows) {
+    const problem = unstorableProblem(row);
+    if (problem) throw new UnstorableRowError(problem);
+  }
   return (await query(INSERT, insertParameters(rows))) as InsertedRow[];
 }
 
@@ -218,8 +240,13 @@ export class PredictionWriter {
     private readonly events: RunEventPublisher,
   ) {}
 
-  /** Resolves after the commit: true when this call inserted the prediction, false when it existed. */
+  /**
+   * Resolves after the commit: true when this call inserted the prediction, false when it existed.
+   * Rejects at once with an {@link UnstorableRowError} for a row that cannot be stored as it is.
+   */
   write(row: PredictionRow): Promise<boolean> {
+    const problem = unstorableProblem(row);
+    if (problem) return Promise.reject(new UnstorableRowError(problem));
     return new Promise((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
       this.flushing ??= this.drain();

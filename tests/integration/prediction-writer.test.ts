@@ -32,8 +32,8 @@ describe('the prediction writer', () => {
     status: 'SUCCEEDED',
     values: { diagnosis: 'melanoma' },
     cells: { diagnosis: { status: 'VALUE', value: 'melanoma' } },
-    parsed: { diagnosis: 'melanoma', note: 'cut \ud800 here' },
-    raw: 'out\u0000put',
+    parsed: { diagnosis: 'melanoma' },
+    raw: 'output',
     reasoning: null,
     samples: null,
     finishReason: 'stop',
@@ -55,15 +55,37 @@ describe('the prediction writer', () => {
       jobsAvailable: async () => undefined,
     });
 
-  it('writes each prediction once with its counters; a duplicate is a no-op; NUL and lone surrogates are cleaned', async () => {
+  it('writes each prediction once with its counters; a duplicate is a no-op', async () => {
     const w = writer();
     expect(await Promise.all([w.write(row(reportIds[0]!)), w.write(row(reportIds[1]!))])).toEqual([true, true]);
     expect(await w.write(row(reportIds[0]!, { values: { diagnosis: 'naevus' } }))).toBe(false);
     const [run] = await t.dataSource.query('SELECT succeeded_count, prompt_tokens FROM runs WHERE id = $1', [runId]);
     expect(run).toEqual({ succeeded_count: 2, prompt_tokens: '200' });
     const [stored] = await t.dataSource.query(`SELECT raw, parsed, "values" FROM predictions WHERE run_id = $1 AND report_id = $2`, [runId, reportIds[0]]);
-    expect(stored).toEqual({ raw: 'output', parsed: { diagnosis: 'melanoma', note: 'cut \ufffd here' }, values: { diagnosis: 'melanoma' } });
+    expect(stored).toEqual({ raw: 'output', parsed: { diagnosis: 'melanoma' }, values: { diagnosis: 'melanoma' } });
     expect(published.length).toBeGreaterThan(0);
+  });
+
+  it('refuses rows it would have to alter (NUL, lone surrogates, decoded "\\u0000", infinite numbers, deep nesting), writing nothing of them', async () => {
+    const w = writer();
+    const bad: Partial<PredictionRow>[] = [
+      { raw: 'out\u0000put' },
+      { parsed: { diagnosis: 'melanoma', note: 'cut \ud800 here' } },
+      { reasoning: 'lone low \udc00' },
+      { parsed: { 'k\u0000': 'v' } },
+      { values: { size: Number.POSITIVE_INFINITY } },
+      { samples: [JSON.parse('['.repeat(70) + ']'.repeat(70))] },
+      { finishReason: 'stop\u0000' },
+    ];
+    for (const extra of bad) {
+      const error = await w.write(row(reportIds[5]!, extra)).then(() => null, (e: unknown) => e);
+      expect([extra, isUnstorable(error)]).toEqual([extra, true]);
+      expect((error as Error).message).toMatch(/^the endpoint's answer cannot be stored: a value /);
+    }
+    // A literal backslash-u0000 in a string is six characters, not a NUL: stored exactly.
+    expect(await w.write(row(reportIds[5]!, { parsed: { note: 'a\\u0000b' }, raw: '{"note":"a\\\\u0000b"}' }))).toBe(true);
+    const [stored] = await t.dataSource.query(`SELECT raw, parsed FROM predictions WHERE run_id = $1 AND report_id = $2`, [runId, reportIds[5]]);
+    expect(stored).toEqual({ raw: '{"note":"a\\\\u0000b"}', parsed: { note: 'a\\u0000b' } });
   });
 
   it('a row PostgreSQL refuses fails alone: the rest of its batch is written', async () => {
@@ -75,6 +97,6 @@ describe('the prediction writer', () => {
       'SELECT r.succeeded_count, (SELECT count(*)::int FROM predictions p WHERE p.run_id = r.id) AS rows FROM runs r WHERE r.id = $1',
       [runId],
     );
-    expect(counts).toEqual({ succeeded_count: 4, rows: 4 });
+    expect(counts).toEqual({ succeeded_count: 5, rows: 5 });
   });
 });

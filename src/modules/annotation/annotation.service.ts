@@ -18,6 +18,9 @@ import { Annotator, AnnotatorKind } from './annotator.entity';
 
 const INSERT_CHUNK = 5000;
 
+/** Annotators of one dataset (request pricing assumes at most this many, and pairs grow with its square). */
+export const MAX_ANNOTATORS_PER_DATASET = 50;
+
 export class AnnotationService {
   constructor(
     private readonly dataSource: DataSource,
@@ -97,6 +100,11 @@ export class AnnotationService {
         await manager.query('UPDATE annotators SET is_reference = false WHERE dataset_id = $1 AND is_reference', [dataset.id]);
       }
       if (!annotator) {
+        // The dataset row is locked: no concurrent import adds an annotator meanwhile.
+        const count = await repo.countBy({ datasetId: dataset.id });
+        if (count >= MAX_ANNOTATORS_PER_DATASET) {
+          throw badInput(`annotatorName: the dataset already has ${MAX_ANNOTATORS_PER_DATASET} annotators, the most it can have`, { field: 'annotatorName' });
+        }
         annotator = await repo.save(
           repo.create({ projectId: dataset.projectId, datasetId: dataset.id, name, kind: input.kind ?? AnnotatorKind.HUMAN, isReference: input.isReference }),
         );

@@ -8,7 +8,7 @@ import { RUN_SNAPSHOT_VERSION, strategyContext, type RunSnapshot } from '../../e
 import { runStrategy } from '../../extraction/strategies';
 import { DEFAULT_EXAMPLE_COUNT } from '../../extraction/strategies/common';
 import { describeFailure, ExecutorAbort, redact } from '../../jobs/failure';
-import { emptyRow, insertPredictions, succeededRow, type PredictionRow, type RowKey } from '../../jobs/prediction-writer';
+import { emptyRow, insertPredictions, succeededRow, UnstorableRowError, unstorableProblem, type PredictionRow, type RowKey } from '../../jobs/prediction-writer';
 import { decodeId } from '../../graphql/node';
 import { Dataset } from '../dataset/dataset.entity';
 import { containsNul } from '../imports/text-checks';
@@ -277,6 +277,9 @@ export class ExtractionService {
     const abort = signal ? AbortSignal.any([deadline, signal]) : deadline;
     try {
       const result = await runStrategy(input.strategy, strategyContext(snapshot, this.endpoints.connections.chat(target.endpoint), { id: input.reportId, text: input.text }, abort));
+      // Refused whether or not it is stored: the answer is the same either way.
+      const unstorable = unstorableProblem(succeededRow({ projectId: '', runId: '', reportId: '' }, result));
+      if (unstorable) throw new UnstorableRowError(unstorable);
       const fields: PredictedField[] = target.variables.map((v) => {
         const cell = result.cells[v.key];
         return {
@@ -318,7 +321,7 @@ export class ExtractionService {
       if (error instanceof ExtractionError && error.code !== 'ALL_CALLS_FAILED') throw badInput(error.message, { reason: error.code });
       const reason = deadline.aborted ? new ExecutorAbort('DEADLINE') : error;
       const cause = reason instanceof ExtractionError ? (reason.cause ?? reason) : reason;
-      if (!(cause instanceof LlmError) && !(cause instanceof ExtractionError) && !(cause instanceof ExecutorAbort)) throw error;
+      if (!(cause instanceof LlmError) && !(cause instanceof ExtractionError) && !(cause instanceof ExecutorAbort) && !(cause instanceof UnstorableRowError)) throw error;
       const failure = describeFailure(cause, snapshot.deadlineMs, 1);
       const latencyMs = Math.round(performance.now() - started);
       const message = redact(failure.message, [apiKey]);
@@ -455,7 +458,7 @@ export class ExtractionService {
     try {
       imported = importFrameworkConfig(input.promptYaml, input.modelYaml ?? null);
     } catch (error) {
-      if (error instanceof ExtractionError) throw badInput(error.message, { reason: error.code });
+      if (error instanceof ExtractionError) throw badInput(error.message, { reason: error.code, field: error.field ?? 'promptYaml' });
       throw error;
     }
     const variables: VariableInput[] = imported.variables.map((v) => ({

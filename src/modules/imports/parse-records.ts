@@ -1,6 +1,7 @@
 import { parse as parseCsv } from 'csv-parse/sync';
-import type { RowError } from './import-errors';
+import { sortRowErrors, type RowError } from './import-errors';
 import { MAX_NAME_LENGTH, NUL, NUL_REASON, TOO_LONG_REASON } from './text-checks';
+import { findOutOfRangeNumber, findValueProblem, LONE_SURROGATE_REASON, OUT_OF_RANGE_REASON } from '../../db/storable';
 
 export type RecordFormat = 'CSV' | 'JSON' | 'JSONL';
 
@@ -63,6 +64,11 @@ function cleanJsonMessage(message: string): string {
  * - JSON: an array of objects; values keep their JSON types.
  * - JSONL: one object per line; blank lines are skipped.
  *
+ * Values are refused rather than stored altered: a record with a lone UTF-16 surrogate in a
+ * value or a key (PostgreSQL would get U+FFFD), nesting deeper than 64 levels, or (JSON, JSONL)
+ * a number no double holds (1e400, 1e-400: JSON.parse makes them Infinity, stored as null, and
+ * 0) is an error. NUL characters are left to the callers, which refuse or remove them.
+ *
  * Linear in the input size.
  */
 export function parseRecords(
@@ -71,18 +77,41 @@ export function parseRecords(
   options: ParseRecordsOptions = {},
 ): ParseRecordsResult {
   const text = stripBom(content);
+  let result: ParseRecordsResult;
   switch (format) {
     case 'CSV':
-      return parseCsvRecords(text, options.delimiter);
+      result = parseCsvRecords(text, options.delimiter);
+      break;
     case 'JSON':
-      return parseJsonRecords(text);
+      result = parseJsonRecords(text);
+      break;
     case 'JSONL':
-      return parseJsonlRecords(text);
+      result = parseJsonlRecords(text);
+      break;
     default: {
       const never: never = format;
       return { rows: [], errors: [{ row: 0, reason: `unknown format ${String(never)}` }] };
     }
   }
+  return withoutUnstorableRecords(result);
+}
+
+/** Moves the records holding a value that cannot be stored as it is from `rows` to `errors`. */
+function withoutUnstorableRecords(result: ParseRecordsResult): ParseRecordsResult {
+  const rows: ParsedRecord[] = [];
+  const errors = [...result.errors];
+  let moved = false;
+  for (const rec of result.rows) {
+    const problem = findValueProblem(rec.record, { nul: false });
+    if (!problem) {
+      rows.push(rec);
+      continue;
+    }
+    moved = true;
+    errors.push(recordError(rec, problem.path ? `field '${problem.path}' ${problem.reason}` : `the record ${problem.reason}`, problem.path || undefined));
+  }
+  if (!moved) return result;
+  return { ...result, rows, errors: sortRowErrors(errors) };
 }
 
 /**
@@ -136,8 +165,17 @@ function describeCsvError(err: CsvErrorLike): string {
   }
 }
 
+/** Lone surrogates only: in a `u` regular expression a pair is one code point and does not match. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 function parseCsvRecords(text: string, delimiterOption: string | undefined): ParseRecordsResult {
   const delimiter = delimiterOption ?? detectDelimiter(text);
+  // csv-parse reads UTF-8 bytes, in which a lone surrogate has already become U+FFFD.
+  const lone = LONE_SURROGATE.exec(text);
+  if (lone) {
+    const line = text.slice(0, lone.index).split('\n').length;
+    return { rows: [], errors: [{ row: 0, line, reason: `the file ${LONE_SURROGATE_REASON}` }], columns: [], delimiter };
+  }
   const rows: ParsedRecord[] = [];
   const errors: RowError[] = [];
   let header: string[] | null = null;
@@ -224,6 +262,8 @@ function parseJsonRecords(text: string): ParseRecordsResult {
   } catch {
     return diagnoseJsonArray(text);
   }
+  // Rare: the element by element reading names the rows holding such a number.
+  if (Array.isArray(doc) && findOutOfRangeNumber(text) !== null) return diagnoseJsonArray(text);
   if (!Array.isArray(doc)) {
     return {
       rows: [],
@@ -319,7 +359,8 @@ function diagnoseJsonArray(text: string): ParseRecordsResult {
     }
     try {
       const element: unknown = JSON.parse(chunk);
-      if (isPlainObject(element)) rows.push({ row, line: startLine, record: element });
+      if (findOutOfRangeNumber(chunk) !== null) errors.push({ row, line: startLine, reason: `a value ${OUT_OF_RANGE_REASON}` });
+      else if (isPlainObject(element)) rows.push({ row, line: startLine, record: element });
       else errors.push({ row, line: startLine, reason: `expected an object, got ${describeType(element)}` });
     } catch (err) {
       errors.push({ row, line: startLine, reason: `invalid JSON: ${cleanJsonMessage((err as Error).message)}` });
@@ -367,7 +408,8 @@ function parseJsonlRecords(text: string): ParseRecordsResult {
     row += 1;
     try {
       const value: unknown = JSON.parse(raw);
-      if (isPlainObject(value)) rows.push({ row, line: lineNo, record: value });
+      if (findOutOfRangeNumber(raw) !== null) errors.push({ row, line: lineNo, reason: `a value ${OUT_OF_RANGE_REASON}` });
+      else if (isPlainObject(value)) rows.push({ row, line: lineNo, record: value });
       else errors.push({ row, line: lineNo, reason: `expected an object, got ${describeType(value)}` });
     } catch (err) {
       errors.push({ row, line: lineNo, reason: `invalid JSON: ${cleanJsonMessage((err as Error).message)}` });

@@ -1,17 +1,12 @@
-/**
- * PostgreSQL refuses U+0000 in `text` (22021) and in `jsonb` (22P05), so a NUL that reaches a
- * statement fails the whole request with an internal error. OCR and PDF pipelines produce them.
- */
-export const NUL = '\u0000';
+import { NUL } from '../../db/storable';
+
+export { NUL, NUL_REASON } from '../../db/storable';
 
 /**
  * Longest name, key or external id accepted. These strings are indexed, and a btree entry
  * over about 2.7 KB fails the insert (54000); 500 characters of UTF-8 stay below that.
  */
 export const MAX_NAME_LENGTH = 500;
-
-/** The reason given for a string with a NUL character (row errors and BAD_USER_INPUT alike). */
-export const NUL_REASON = 'contains a NUL character';
 
 /** The reason given for a name, key or id over {@link MAX_NAME_LENGTH}. */
 export const TOO_LONG_REASON = `is longer than ${MAX_NAME_LENGTH} characters`;

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { MAX_PROMPT_EXAMPLES } from '../../extraction/limits';
 import type { PageArgs } from '../../graphql/connection';
 import { paginate } from '../../graphql/connection';
 import { badInput } from '../../graphql/errors';
@@ -20,11 +21,14 @@ export class PromptService {
     return paginate(query, args, { column: 'e.created_at', scope: useCaseId, value: (p) => p.createdAt });
   }
 
-  /** Creates the next version of the named prompt; examples must be objects over known keys. */
+  /** Creates the next version of the named prompt; examples (at most 100) must be objects over known keys. */
   async create(principal: Principal, useCaseId: string, input: CreatePromptInput): Promise<Prompt> {
     const useCase = await this.useCases.get(principal, useCaseId, Role.EDITOR);
     const name = input.name.trim();
     if (!name) throw badInput('name must not be empty', { field: 'name' });
+    if ((input.examples?.length ?? 0) > MAX_PROMPT_EXAMPLES) {
+      throw badInput(`examples: a prompt has at most ${MAX_PROMPT_EXAMPLES} examples`, { field: 'examples' });
+    }
     const keys = new Set((await this.dataSource.getRepository(Variable).findBy({ useCaseId: useCase.id })).map((v) => v.key));
     const examples = (input.examples ?? []).map((example, i): PromptExample => {
       if (!example.input.trim()) throw badInput(`examples[${i}].input must not be empty`, { field: `examples[${i}].input` });

@@ -12,6 +12,7 @@ import type { RowError } from '../imports/import-errors';
 import { importFailure } from '../imports/import.types';
 import { parsePredictions, type ParsedPrediction, type ParsePredictionsOptions } from '../imports/parse-predictions';
 import { parseRecords } from '../imports/parse-records';
+import { findValueProblem } from '../../db/storable';
 import { withoutNul } from '../imports/text-checks';
 import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { Prompt } from '../prompt/prompt.entity';
@@ -206,7 +207,16 @@ export class RunService {
         errors.push({ row: p.row, reason: `report "${p.externalId}" is not in the dataset` });
         continue;
       }
-      rows.push({ reportId, ...this.normalise(withoutNulOutput(p), specs), ...usageOf(p.row) });
+      const output = this.normalise(withoutNulOutput(p), specs);
+      // Parsing the raw output decodes its JSON escapes: a "\u0000" there is a NUL only now.
+      output.parsed = withoutNul(output.parsed);
+      output.cells = withoutNul(output.cells);
+      const problem = findValueProblem(output, { nul: false });
+      if (problem) {
+        errors.push({ row: p.row, reason: `the model output ${problem.reason}` });
+        continue;
+      }
+      rows.push({ reportId, ...output, ...usageOf(p.row) });
     }
     if (errors.length > 0) throw importFailure(errors.sort((a, b) => a.row - b.row));
     if (rows.length === 0) throw importFailure([{ row: 0, reason: 'the file holds no predictions' }]);

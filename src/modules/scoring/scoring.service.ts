@@ -26,6 +26,7 @@ import { LlmError } from '../../llm/llm-error';
 import { decodeId } from '../../graphql/node';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
+import { MAX_ANNOTATORS_PER_DATASET } from '../annotation/annotation.service';
 import { AnnotatorKind, type Annotator } from '../annotation/annotator.entity';
 import { InvalidCategory } from '../annotation/annotation.entity';
 import { Dataset } from '../dataset/dataset.entity';
@@ -673,6 +674,11 @@ export class ScoringService {
 
   private agreementAnnotators(frame: DatasetFrame, annotatorIds: string[] | null): Annotator[] {
     if (annotatorIds) {
+      // Each pair of annotators is compared on every resample: the list is a set of the dataset's annotators.
+      if (annotatorIds.length > MAX_ANNOTATORS_PER_DATASET) {
+        throw badInput(`annotatorIds: at most ${MAX_ANNOTATORS_PER_DATASET} annotators, as many as a dataset can have`, { field: 'annotatorIds' });
+      }
+      if (new Set(annotatorIds).size !== annotatorIds.length) throw badInput('annotatorIds: an annotator is named twice', { field: 'annotatorIds' });
       const chosen = annotatorIds.map((id) => frame.annotators.find((a) => a.id === id));
       if (chosen.some((a) => !a)) throw notFound('Annotator');
       return chosen as Annotator[];

@@ -3,6 +3,7 @@ import { In } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { normaliseValue } from '../../analytics/normalise';
 import type { NormalisedCell, VariableSpec } from '../../analytics/types';
+import { MAX_MISSING_TOKENS, MAX_TAGS } from '../../extraction/limits';
 import { parseOutput } from '../../extraction/output-parser';
 import type { PageArgs } from '../../graphql/connection';
 import { paginate } from '../../graphql/connection';
@@ -20,6 +21,14 @@ import { Variable, type VariableExtractionMeta } from './variable.entity';
 
 function cleanTags(tags: string[] | null | undefined): string[] {
   return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];
+}
+
+/** Tags and missing tokens of a use case are capped (their lists are priced by these maxima). */
+function checkListSizes(input: { tags?: string[] | null; missingTokens?: string[] | null }): void {
+  if ((input.tags?.length ?? 0) > MAX_TAGS) throw badInput(`tags: a use case has at most ${MAX_TAGS} tags`, { field: 'tags' });
+  if ((input.missingTokens?.length ?? 0) > MAX_MISSING_TOKENS) {
+    throw badInput(`missingTokens: a use case has at most ${MAX_MISSING_TOKENS} missing tokens`, { field: 'missingTokens' });
+  }
 }
 
 /**
@@ -80,6 +89,7 @@ export class UseCaseService {
     requireRole(principal, projectId, Role.EDITOR, 'Project');
     const name = input.name.trim();
     if (!name) throw badInput('name must not be empty', { field: 'name' });
+    checkListSizes(input);
     const drafts = this.checkVariables(input.variables);
     try {
       return await this.dataSource.transaction(async (manager) => {
@@ -108,6 +118,7 @@ export class UseCaseService {
 
   async update(principal: Principal, id: string, input: UpdateUseCaseInput): Promise<UseCase> {
     const useCase = await this.get(principal, id, Role.EDITOR);
+    checkListSizes(input);
     const drafts = input.variables ? this.checkVariables(input.variables) : null;
     if (input.name !== undefined && input.name !== null) {
       if (!input.name.trim()) throw badInput('name must not be empty', { field: 'name' });
@@ -143,7 +154,7 @@ export class UseCaseService {
   private checkVariables(inputs: CreateUseCaseInput['variables']): VariableDraft[] {
     const { drafts, problems } = validateVariables(inputs);
     if (problems.length > 0) {
-      throw badInput(`Invalid variables: ${problems.map((p) => `${p.field}: ${p.reason}`).join('; ')}`, { problems });
+      throw badInput(`Invalid variables: ${problems.map((p) => `${p.field}: ${p.reason}`).join('; ')}`, { field: problems[0]!.field, problems });
     }
     return drafts;
   }

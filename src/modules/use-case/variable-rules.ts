@@ -1,3 +1,4 @@
+import { MAX_MISSING_TOKENS, MAX_OPTIONS, MAX_VARIABLES } from '../../extraction/limits';
 import { containsNul, MAX_NAME_LENGTH, NUL_REASON, TOO_LONG_REASON } from '../imports/text-checks';
 import { VariableType } from './variable.entity';
 import type { VariableInput } from './use-case.input';
@@ -47,13 +48,18 @@ function stringMap(value: unknown, field: string, problems: RuleViolation[]): Re
  * Checks a use case's variable list and turns it into drafts: unique keys, options for
  * categorical types, aliases and collapse maps that point at options, sane tolerance and
  * weight, and prompt-graph conditions that refer to a variable of an earlier step. Keys are at
- * most 500 characters (they are indexed) and no field may hold a NUL character.
+ * most 500 characters (they are indexed) and no field may hold a NUL character. At most
+ * {@link MAX_VARIABLES} variables, {@link MAX_OPTIONS} options (and condition values) per
+ * variable and {@link MAX_MISSING_TOKENS} missing tokens per variable.
  */
 export function validateVariables(inputs: VariableInput[]): { drafts: VariableDraft[]; problems: RuleViolation[] } {
   const problems: RuleViolation[] = [];
   const drafts: VariableDraft[] = [];
   const seen = new Map<string, number>();
   if (inputs.length === 0) problems.push({ field: 'variables', reason: 'a use case needs at least one variable' });
+  if (inputs.length > MAX_VARIABLES) {
+    return { drafts, problems: [{ field: 'variables', reason: `a use case has at most ${MAX_VARIABLES} variables, got ${inputs.length}` }] };
+  }
 
   inputs.forEach((input, index) => {
     const at = `variables[${index}]`;
@@ -64,6 +70,17 @@ export function validateVariables(inputs: VariableInput[]): { drafts: VariableDr
     if (containsNul(input)) problems.push({ field: at, reason: NUL_REASON });
     if (seen.has(key)) problems.push({ field: `${at}.key`, reason: `duplicates variables[${seen.get(key)}] ("${key}")` });
     seen.set(key, index);
+
+    if ((input.options?.length ?? 0) > MAX_OPTIONS) {
+      problems.push({ field: `${at}.options`, reason: `at most ${MAX_OPTIONS} options, got ${input.options!.length}` });
+      return;
+    }
+    if ((input.missingTokens?.length ?? 0) > MAX_MISSING_TOKENS) {
+      problems.push({ field: `${at}.missingTokens`, reason: `at most ${MAX_MISSING_TOKENS} missing tokens, got ${input.missingTokens!.length}` });
+    }
+    if ((input.dependsOn?.values.length ?? 0) > MAX_OPTIONS) {
+      problems.push({ field: `${at}.dependsOn.values`, reason: `at most ${MAX_OPTIONS} values, got ${input.dependsOn!.values.length}` });
+    }
 
     let options: string[] | null = null;
     const categorical = input.type === VariableType.CATEGORICAL || input.type === VariableType.BINARY;
