@@ -4,7 +4,7 @@ import { createApp } from './app';
 import { loadConfigOrExit } from './config';
 import { openDatabase } from './db/data-source';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres';
-import { createLogger } from './logger';
+import { createLogger, routeProcessWarnings } from './logger';
 import { resolveSecretKey } from './secret-key';
 import { queueOptions } from './jobs/queue';
 import { startWorker } from './worker-process';
@@ -14,6 +14,7 @@ import { seedDemo } from './seeds/demo-seed';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
+  routeProcessWarnings(logger);
   const started = Date.now();
 
   let embedded: EmbeddedDatabase | undefined;

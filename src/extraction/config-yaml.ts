@@ -82,11 +82,35 @@ function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
-function parseYaml(text: string, what: string): unknown {
+/** How the yaml package names a problem (its code), in words. */
+const yamlProblem = (code: string) => code.toLowerCase().replace(/_/g, ' ');
+
+/**
+ * Parses YAML with the package's own output off: by default it prints warnings to stderr, and
+ * their messages quote the source (a prompt's examples are report texts). Its warnings become
+ * ours, and its errors our BAD_CONFIG, each by code and position, never quoting the text.
+ */
+function parseYaml(text: string, what: string, warnings: string[]): unknown {
+  const lineCounter = new YAML.LineCounter();
+  const doc = YAML.parseDocument(text, { logLevel: 'silent', lineCounter, prettyErrors: false });
+  const at = (offset: number | undefined) => {
+    const { line, col } = lineCounter.linePos(offset ?? 0);
+    return `line ${line}, column ${col}`;
+  };
+  const [error] = doc.errors;
+  if (error) throw new ExtractionError('BAD_CONFIG', `${what}: not valid YAML: ${yamlProblem(error.code)} at ${at(error.pos[0])}`);
+  for (const warning of doc.warnings) warnings.push(`${what}: ${yamlProblem(warning.code)} at ${at(warning.pos[0])}`);
+  YAML.visit(doc, {
+    Pair(_, pair) {
+      // The package would warn (to stderr, quoting the key) when it turns such a key into text.
+      if (YAML.isCollection(pair.key)) warnings.push(`${what}: the mapping key at ${at(pair.key.range?.[0])} is a list or mapping; it is read as text`);
+    },
+  });
   try {
-    return YAML.parse(text) as unknown;
+    return doc.toJS() as unknown;
   } catch (e) {
-    throw new ExtractionError('BAD_CONFIG', `${what}: not valid YAML: ${e instanceof Error ? e.message : String(e)}`);
+    const code = (e as { code?: unknown }).code;
+    throw new ExtractionError('BAD_CONFIG', `${what}: not valid YAML${typeof code === 'string' ? `: ${yamlProblem(code)}` : ''}`);
   }
 }
 
@@ -258,7 +282,7 @@ function importExample(e: unknown, i: number, warnings: string[]): PromptExample
 
 /** Parses a model config YAML (INTEROP.md "Model config"). */
 export function importFrameworkModelConfig(modelYaml: string, warnings: string[] = []): FrameworkModelConfig {
-  const doc = parseYaml(modelYaml, 'model config');
+  const doc = parseYaml(modelYaml, 'model config', warnings);
   if (!isRecord(doc)) bad('model config must be a mapping');
   const sampling: SamplingParams = {};
   for (const [key, yamlKey] of SAMPLING_YAML) {
@@ -315,7 +339,7 @@ export function importFrameworkModelConfig(modelYaml: string, warnings: string[]
  */
 export function importFrameworkConfig(promptYaml: string, modelYaml?: string | null): FrameworkImport {
   const warnings: string[] = [];
-  const doc = parseYaml(promptYaml, 'prompt config');
+  const doc = parseYaml(promptYaml, 'prompt config', warnings);
   if (!isRecord(doc)) bad('prompt config must be a mapping');
   const fields = doc['field_instructions'];
   if (!Array.isArray(fields) || fields.length === 0) bad('prompt config needs a non-empty "field_instructions" list');

@@ -52,6 +52,7 @@ import {
   type Operation,
   type ValueContext,
 } from '../support/schema-walk';
+import { LOG_MARKER } from '../support/test-log';
 import { startTestApp, type GraphQLResponse, type TestApp } from '../support/test-app';
 
 /** ID arguments whose node type their name does not tell. */
@@ -107,22 +108,22 @@ async function populate(t: TestApp, marker: string): Promise<Tenant> {
   const externalIds = Object.keys(texts);
   await importReports(t, datasetId, reportsJsonl(texts));
   const grades = ['G2', 'G3', 'G1', 'Not specified', 'G2'];
-  const reference = csv([['id', 'grade', 'metastasis', 'site'], ...externalIds.map((id, i) => [id, grades[i]!, 'No', `${marker} site ${i}`])]);
+  const reference = csv([['id', 'grade', 'metastasis', 'site'], ...externalIds.map((id, i) => [id, grades[i]!, 'No', `${LOG_MARKER} ${marker} site ${i}`])]);
   const annotator = await importAnnotations(t, datasetId, `Consensus ${marker}`, 'CSV', reference, { isReference: true });
-  await importAnnotations(t, datasetId, `Rater ${marker}`, 'CSV', csv([['id', 'grade', 'site'], ...externalIds.map((id, i) => [id, grades[(i + 1) % 5]!, `${marker} rater ${i}`])]));
+  await importAnnotations(t, datasetId, `Rater ${marker}`, 'CSV', csv([['id', 'grade', 'site'], ...externalIds.map((id, i) => [id, grades[(i + 1) % 5]!, `${LOG_MARKER} ${marker} rater ${i}`])]));
   const prompt = ok(
     await t.gql(`mutation($i: CreatePromptInput!) { createPrompt(input: $i) { prompt { id } } }`, {
       i: {
         useCaseId: useCase.id,
         name: `Prompt ${marker}`,
         system: `${marker} system part`,
-        examples: [{ name: `example ${marker}`, input: `${marker} example report`, reasoning: `${marker} reasoning`, output: { grade: 'G1', site: `${marker} example site` } }],
+        examples: [{ name: `example ${marker}`, input: `${LOG_MARKER} ${marker} example report`, reasoning: `${LOG_MARKER} ${marker} reasoning`, output: { grade: 'G1', site: `${LOG_MARKER} ${marker} example site` } }],
       },
     }),
   ).createPrompt.prompt.id as string;
   const registered = ok(
     await t.gql(`mutation($i: RegisterEndpointInput!) { registerEndpoint(input: $i) { endpoint { id } models { id } } }`, {
-      i: { projectId: keys.id, name: `Endpoint ${marker}`, baseUrl: fake.baseUrl, apiKey: `sk-${marker}-endpoint`, hardware: `${marker} GPU`, gpuCount: 1, timeoutMs: 5000 },
+      i: { projectId: keys.id, name: `Endpoint ${marker}`, baseUrl: fake.baseUrl, apiKey: `sk-${LOG_MARKER}-${marker}-endpoint`, hardware: `${marker} GPU`, gpuCount: 1, timeoutMs: 5000 },
     }),
   ).registerEndpoint;
   const modelId = registered.models[0].id as string;
@@ -133,7 +134,7 @@ async function populate(t: TestApp, marker: string): Promise<Tenant> {
     name: `Imported ${marker}`,
     rawField: 'raw',
     reasoningField: 'reasoning',
-    content: jsonl(externalIds.map((id, i) => ({ id, extracted_data: { grade: grades[(i + 2) % 5], site: `${marker} predicted ${i}` }, raw: `${marker} raw ${i}`, reasoning: `${marker} thought ${i}` }))),
+    content: jsonl(externalIds.map((id, i) => ({ id, extracted_data: { grade: grades[(i + 2) % 5], site: `${LOG_MARKER} ${marker} predicted ${i}` }, raw: `${LOG_MARKER} ${marker} raw ${i}`, reasoning: `${LOG_MARKER} ${marker} thought ${i}` }))),
   });
   // A second model and strategy, so that the variance decomposition has something to decompose.
   await importPredictions(t, datasetId, {
@@ -142,7 +143,7 @@ async function populate(t: TestApp, marker: string): Promise<Tenant> {
     modelName: `second-${marker}`,
     strategy: 'FEW_SHOT',
     name: `Second ${marker}`,
-    content: jsonl(externalIds.map((id, i) => ({ id, extracted_data: { grade: grades[(i + 3) % 5], site: `${marker} second ${i}` } }))),
+    content: jsonl(externalIds.map((id, i) => ({ id, extracted_data: { grade: grades[(i + 3) % 5], site: `${LOG_MARKER} ${marker} second ${i}` } }))),
   });
   const queuedRun = ok(
     await t.gql(`mutation($i: StartRunInput!) { startRun(input: $i) { run { id } } }`, { i: { datasetId, modelId, name: `Run ${marker}` } }),

@@ -5,9 +5,9 @@ import { createApp, type App } from '../../src/app';
 import { openDatabase } from '../../src/db/data-source';
 import type { QueueOptions } from '../../src/jobs/queue';
 import type { EgressPolicy } from '../../src/llm/egress';
-import { createLogger } from '../../src/logger';
 import type { Services } from '../../src/services';
 import { withDatabase } from './global-setup';
+import { LOG_MARKER, testLogger } from './test-log';
 
 export const TEST_SECRET_KEY = 'test-secret-key-of-reportql';
 
@@ -52,14 +52,14 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const queries: string[] = [];
   const databaseUrl = withDatabase(serverUrl, database);
   const dataSource = await openDatabase({ url: databaseUrl, onQuery: (sql) => queries.push(sql) });
-  const logger = createLogger('silent');
+  const logger = testLogger();
   const app = await createApp(dataSource, logger, {
     secretKey: TEST_SECRET_KEY,
     ...(options.queue ? { queue: options.queue } : {}),
     ...(options.egress ? { egress: options.egress } : {}),
   });
   const port = await app.listen(0, '127.0.0.1');
-  const adminKey = `rql_test_admin_${randomBytes(16).toString('hex')}`;
+  const adminKey = `rql_test_admin_${LOG_MARKER}_${randomBytes(16).toString('hex')}`;
   await app.services.apiKeys.ensureServerAdmin(adminKey);
   const url = `http://127.0.0.1:${port}/graphql`;
 
