@@ -14,7 +14,7 @@ import { createContext, type GraphQLContext } from './graphql/context';
 import { createErrorFormatter, DomainException } from './graphql/errors';
 import { graphiqlPage } from './graphql/graphiql';
 import { buildReportQlSchema } from './graphql/schema';
-import type { Logger } from './logger';
+import { libraryLogger, type Logger } from './logger';
 import { createServices, type ServiceOptions, type Services } from './services';
 
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
@@ -116,6 +116,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     formatError,
+    logger: libraryLogger(logger, 'apollo'),
     introspection: true,
     parseOptions: { maxTokens: MAX_QUERY_TOKENS },
     plugins: [

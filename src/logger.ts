@@ -56,3 +56,15 @@ export function routeProcessWarnings(logger: Logger): void {
     logger.warn({ warning: { name: warning.name, ...(warning.code ? { code: warning.code } : {}), ...(known ? { message: warning.message } : {}) } }, 'process warning');
   });
 }
+
+/**
+ * A library's logger interface (Apollo Server's: debug, info, warn, error) on ours; by default
+ * it would print to the console. An error it passes is logged as {@link loggableError}.
+ */
+export function libraryLogger(logger: Logger, component: string): Record<'debug' | 'info' | 'warn' | 'error', (message?: unknown) => void> {
+  const at = (level: 'debug' | 'info' | 'warn' | 'error') => (message?: unknown) => {
+    if (message instanceof Error) logger[level]({ component, err: message }, `${component} error`);
+    else logger[level]({ component }, String(message));
+  };
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}

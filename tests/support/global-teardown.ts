@@ -21,7 +21,7 @@ function checkLogs(): void {
   const { files, lines, findings } = scanLogs(dir);
   if (findings.length === 0) {
     if (lines > 0) process.stdout.write(`Log check: ${lines} log lines in ${files} files, none with a planted marker or an API key.\n`);
-    rmSync(dir, { recursive: true, force: true });
+    if (!process.env.REPORTQL_KEEP_TEST_LOGS) rmSync(dir, { recursive: true, force: true });
     return;
   }
   const shown = findings.slice(0, 50).map((f) => `  ${path.relative(process.cwd(), f.file)}:${f.line}: ${f.what}`);

@@ -3,7 +3,7 @@
  * debug to a file of its process under `tests/.tmp/logs/run-<jest pid>/`, and the global teardown
  * fails the run when a line holds a planted marker or an API key ({@link scanLogs}).
  */
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { createLogger, type Logger } from '../../src/logger';
@@ -24,6 +24,19 @@ let shared: Logger | undefined;
 export function testLogger(): Logger {
   shared ??= createLogger('debug', pino.destination({ dest: path.join(runLogDir(), `${process.pid}.log`), append: true, mkdir: true, sync: true }));
   return shared;
+}
+
+/**
+ * Keeps what a child process (a server or worker the tests spawn) prints, JSON log or not, in the
+ * run's log folder, so that the check at the end covers it too.
+ */
+export function keepChildOutput(child: { pid?: number | undefined; stdout: NodeJS.ReadableStream | null; stderr: NodeJS.ReadableStream | null }, name: string): void {
+  const dir = runLogDir();
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${name}-${child.pid ?? 'unknown'}.log`);
+  const keep = (chunk: Buffer | string) => appendFileSync(file, chunk);
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
 }
 
 /** What gives a log line away: the marker, and anything shaped like one of our API key secrets. */

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { QueryFailedError } from 'typeorm';
-import { createLogger } from '../../src/logger';
+import { createLogger, libraryLogger } from '../../src/logger';
 
 const MARKER = 'RQLMARK-unit-logger';
 
@@ -40,6 +40,18 @@ describe('the JSON logger', () => {
     createLogger('info', stream).info({ apiKey: MARKER, endpoint: { apiKey: MARKER }, headers: { authorization: MARKER } }, 'registered');
     expect(lines[0]).not.toContain(MARKER);
     expect(JSON.parse(lines[0]!)).toMatchObject({ apiKey: '[redacted]', endpoint: { apiKey: '[redacted]' }, headers: { authorization: '[redacted]' } });
+  });
+
+  it("takes a library's messages (Apollo Server's) into the JSON log, errors without their data", () => {
+    const { lines, stream } = capture();
+    const apollo = libraryLogger(createLogger('debug', stream), 'apollo');
+    apollo.warn('A GraphQL operation was received during server shutdown.');
+    apollo.error(new QueryFailedError('SELECT $1', [`report ${MARKER}`], new Error('connection terminated')));
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: 40, component: 'apollo', msg: 'A GraphQL operation was received during server shutdown.' }),
+      expect.objectContaining({ level: 50, component: 'apollo', err: expect.objectContaining({ type: 'QueryFailedError', message: 'connection terminated' }) }),
+    ]);
+    expect(lines.join('')).not.toContain(MARKER);
   });
 
   it("routes process warnings into the log, a library's without its message, and prints nothing else", () => {
