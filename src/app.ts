@@ -15,7 +15,7 @@ import type { DataSource } from 'typeorm';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Principal } from './modules/api-key/principal';
 import { createContext, type GraphQLContext } from './graphql/context';
-import { createErrorFormatter, DomainException, loggableError } from './graphql/errors';
+import { createErrorFormatter, DomainException } from './graphql/errors';
 import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
 import { INVALID_UTF8_TYPE, verifyUtf8Body } from './graphql/input-guard';
 import { accessLog } from './http/access-log';
@@ -24,7 +24,7 @@ import { readiness } from './http/health';
 import { Metrics } from './http/metrics';
 import { RateLimitedError, rateLimited, RateLimits, type RateLimitSettings } from './graphql/rate-limits';
 import { buildReportQlSchema } from './graphql/schema';
-import type { Logger } from './logger';
+import { libraryLogger, loggableError, type Logger } from './logger';
 import { createServices, type ServiceOptions, type Services } from './services';
 
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
@@ -289,6 +289,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   const apollo = new ApolloServer<GraphQLContext>({
     schema,
     formatError,
+    logger: libraryLogger(logger, 'apollo'),
     introspection: true,
     parseOptions: { maxTokens: MAX_QUERY_TOKENS },
     plugins: [

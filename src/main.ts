@@ -3,7 +3,7 @@ import { createApp } from './app';
 import { loadConfigOrExit } from './config';
 import { openDatabase } from './db/data-source';
 import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres';
-import { createLogger } from './logger';
+import { createLogger, routeProcessWarnings } from './logger';
 import { resolveSecretKey } from './secret-key';
 import { queueOptions } from './jobs/queue';
 import { startWorker } from './worker-process';
@@ -20,6 +20,7 @@ function browsableHost(host: string): string {
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
+  routeProcessWarnings(logger);
   const started = Date.now();
   // Before the database is created or a key generated: a busy port must not lock a newcomer out.
   const reservation = await reservePort(config.port, config.host).catch((error: unknown) => {

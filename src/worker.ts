@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import { loadConfigOrExit } from './config';
 import { openDatabase } from './db/data-source';
 import { queueOptions } from './jobs/queue';
-import { createLogger } from './logger';
+import { createLogger, routeProcessWarnings } from './logger';
 import { resolveSecretKey } from './secret-key';
 import { createServices } from './services';
 import { startWorker } from './worker-process';
@@ -20,6 +20,7 @@ async function main(): Promise<void> {
   }
   const databaseUrl = config.databaseUrl;
   const logger = createLogger(config.logLevel);
+  routeProcessWarnings(logger);
   const dataSource = await openDatabase({ url: databaseUrl });
   const services = createServices(dataSource, {
     secretKey: resolveSecretKey(config, logger),

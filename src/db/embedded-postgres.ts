@@ -48,7 +48,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     port,
     persistent: true,
     createPostgresUser: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    // Terse messages and no failing statements in PostgreSQL's own log: its DETAIL lines quote
+    // row values (report texts, external ids), and that log reaches ours at debug.
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200',
+      '-c', 'log_error_verbosity=terse', '-c', 'log_min_error_statement=panic',
+    ],
     onLog: (message: string) => {
       recent.push(message);
       if (recent.length > 20) recent.shift();

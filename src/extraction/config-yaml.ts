@@ -84,22 +84,44 @@ function isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
 
+/** How the yaml package names a problem (its code), in words. */
+const yamlProblem = (code: string) => code.toLowerCase().replace(/_/g, ' ');
+
 /**
- * The document of a config file. Values are refused rather than stored altered: a NUL character
- * ("\0"), a lone surrogate ("\uD800"), a number that is not finite (1e400, .inf) or nesting
- * deeper than 64 levels is BAD_CONFIG, with the path to it. Anchors and aliases are expanded at
- * most 100 times (the yaml package's maxAliasCount), so an alias bomb is refused too.
+ * Parses YAML with the package's own output off: by default it prints warnings to stderr, and
+ * their messages quote the source (a prompt's examples are report texts). Its warnings become
+ * ours, and its errors our BAD_CONFIG, each by code and position, never quoting the text.
+ * Values are refused rather than stored altered: a NUL character ("\0"), a lone surrogate
+ * ("\uD800"), a number that is not finite (1e400, .inf) or nesting deeper than 64 levels is
+ * BAD_CONFIG, with the path to it. Anchors and aliases are expanded at most 100 times (the yaml
+ * package's maxAliasCount), so an alias bomb is refused too.
  */
-function parseYaml(text: string, what: string): unknown {
-  let doc: unknown;
+function parseYaml(text: string, what: string, warnings: string[]): unknown {
+  const lineCounter = new YAML.LineCounter();
+  const doc = YAML.parseDocument(text, { logLevel: 'silent', lineCounter, prettyErrors: false });
+  const at = (offset: number | undefined) => {
+    const { line, col } = lineCounter.linePos(offset ?? 0);
+    return `line ${line}, column ${col}`;
+  };
+  const [error] = doc.errors;
+  if (error) throw new ExtractionError('BAD_CONFIG', `${what}: not valid YAML: ${yamlProblem(error.code)} at ${at(error.pos[0])}`);
+  for (const warning of doc.warnings) warnings.push(`${what}: ${yamlProblem(warning.code)} at ${at(warning.pos[0])}`);
+  YAML.visit(doc, {
+    Pair(_, pair) {
+      // The package would warn (to stderr, quoting the key) when it turns such a key into text.
+      if (YAML.isCollection(pair.key)) warnings.push(`${what}: the mapping key at ${at(pair.key.range?.[0])} is a list or mapping; it is read as text`);
+    },
+  });
+  let value: unknown;
   try {
-    doc = YAML.parse(text) as unknown;
+    value = doc.toJS() as unknown;
   } catch (e) {
-    throw new ExtractionError('BAD_CONFIG', `${what}: not valid YAML: ${e instanceof Error ? e.message : String(e)}`);
+    const code = (e as { code?: unknown }).code;
+    throw new ExtractionError('BAD_CONFIG', `${what}: not valid YAML${typeof code === 'string' ? `: ${yamlProblem(code)}` : ''}`);
   }
-  const problem = findValueProblem(doc);
+  const problem = findValueProblem(value);
   if (problem) throw new ExtractionError('BAD_CONFIG', `${what}: ${joinPath('', problem.path) || 'the document'} ${problem.reason}`);
-  return doc;
+  return value;
 }
 
 function bad(msg: string): never {
@@ -270,7 +292,7 @@ function importExample(e: unknown, i: number, warnings: string[]): PromptExample
 
 /** Parses a model config YAML (INTEROP.md "Model config"). */
 export function importFrameworkModelConfig(modelYaml: string, warnings: string[] = []): FrameworkModelConfig {
-  const doc = parseYaml(modelYaml, 'model config');
+  const doc = parseYaml(modelYaml, 'model config', warnings);
   if (!isRecord(doc)) bad('model config must be a mapping');
   const sampling: SamplingParams = {};
   for (const [key, yamlKey] of SAMPLING_YAML) {
@@ -327,7 +349,7 @@ export function importFrameworkModelConfig(modelYaml: string, warnings: string[]
  */
 export function importFrameworkConfig(promptYaml: string, modelYaml?: string | null): FrameworkImport {
   const warnings: string[] = [];
-  const doc = parseYaml(promptYaml, 'prompt config');
+  const doc = parseYaml(promptYaml, 'prompt config', warnings);
   if (!isRecord(doc)) bad('prompt config must be a mapping');
   const fields = doc['field_instructions'];
   if (!Array.isArray(fields) || fields.length === 0) bad('prompt config needs a non-empty "field_instructions" list');

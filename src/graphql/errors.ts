@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { AnalyticsError } from '../analytics/errors';
+import { loggableError } from '../logger';
 
 /** The fixed set of request-level error codes (DESIGN.md "API conventions"). */
 export type ErrorCode =
@@ -71,23 +72,6 @@ const CALLER_FAULT_CODES = new Set<string>([
   'PERSISTED_QUERY_NOT_SUPPORTED',
   'OPERATION_RESOLUTION_FAILURE',
 ]);
-
-/**
- * What the log gets of an unexpected error: name, message, code (a driver error's SQLSTATE)
- * and stack, nothing else. TypeORM's QueryFailedError carries the statement's `parameters`,
- * which for a failed import are whole report texts (patient data); other fields of driver
- * errors (`detail`, `where`) quote row values too.
- */
-export function loggableError(error: unknown): Error {
-  if (!(error instanceof Error)) return new Error(`non-error thrown: ${typeof error}`);
-  const source = error as Error & { code?: unknown; driverError?: { code?: unknown } };
-  const code = source.driverError?.code ?? source.code;
-  const safe = new Error(source.message) as Error & { code?: string };
-  safe.name = source.name;
-  if (source.stack !== undefined) safe.stack = source.stack;
-  if (typeof code === 'string' || typeof code === 'number') safe.code = String(code);
-  return safe;
-}
 
 /**
  * Apollo's formatError: domain exceptions keep their code; argument coercion errors become

@@ -234,11 +234,19 @@ describe('projects and API keys', () => {
       ok(await t.gql(VIEWER, {}, key.secret));
     });
 
-    it('a project admin cannot revoke a server admin key', async () => {
+    it('a project key cannot revoke a server admin key, and learns nothing of it: the answer is that of an unknown id', async () => {
       const root = ok(await t.gql(CREATE_API_KEY, { input: { serverAdmin: true, name: 'root to keep' } })).createApiKey;
-      const result = await t.gql(REVOKE_API_KEY, { input: { id: root.apiKey.id } }, a.admin);
-      expect(['FORBIDDEN', 'NOT_FOUND']).toContain(result.errors?.[0]?.extensions?.code);
+      for (const key of [a.admin, a.editor, a.viewer]) {
+        const result = await t.gql(REVOKE_API_KEY, { input: { id: root.apiKey.id } }, key);
+        const unknown = await t.gql(REVOKE_API_KEY, { input: { id: unknownId('ApiKey') } }, key);
+        expect(failure(result, 'NOT_FOUND').message).toBe('API key not found');
+        expect(result).toEqual(unknown);
+      }
+      // The server's own key of the test app too.
+      const own = ok(await t.gql('{ viewer { apiKey { id } } }')).viewer.apiKey.id;
+      expect(await t.gql(REVOKE_API_KEY, { input: { id: own } }, a.admin)).toEqual(await t.gql(REVOKE_API_KEY, { input: { id: unknownId('ApiKey') } }, a.admin));
       ok(await t.gql(VIEWER, {}, root.secret));
+      ok(await t.gql(VIEWER));
     });
 
     it('answers BAD_USER_INPUT for a malformed id and NOT_FOUND for an unknown one', async () => {

@@ -12,6 +12,7 @@ import { startFakeLlm, type FakeLlm } from '../support/fake-llm/fake-llm-server'
 import { ok, rowId } from '../support/graphql-fixtures';
 import { collect, expectedValues, predictionRows, runState, setUpRuns, waitForStatus, wsClient, type RunSetup } from '../support/run-fixtures';
 import { startTestApp, TEST_SECRET_KEY, type TestApp } from '../support/test-app';
+import { keepChildOutput } from '../support/test-log';
 
 const ROOT = path.resolve(__dirname, '../..');
 const LEASE_SECONDS = 12;
@@ -43,6 +44,7 @@ function start(entry: 'worker' | 'main', env: Record<string, string>): Child {
   });
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  keepChildOutput(child, entry);
   return { process: child, output: () => output };
 }
 

@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { openDatabase } from '../../src/db/data-source';
 import { startEmbeddedPostgres, unreachableByPostgres, type EmbeddedDatabase } from '../../src/db/embedded-postgres';
 import { JobQueue } from '../../src/jobs/queue';
+import { LOGS_ROOT, removeLogsOfDeadRuns } from './test-log';
 
 declare global {
   var __reportqlEmbedded: EmbeddedDatabase | undefined;
@@ -15,6 +16,12 @@ declare global {
  * DATABASE_URL. Migrations are applied once to a template database; every test file clones it.
  */
 export default async function globalSetup(): Promise<void> {
+  // This run's logs (test-log.ts): the global teardown checks them for planted markers.
+  removeLogsOfDeadRuns();
+  const logDir = path.join(LOGS_ROOT, `run-${process.pid}`);
+  rmSync(logDir, { recursive: true, force: true });
+  mkdirSync(logDir, { recursive: true });
+  process.env.REPORTQL_TEST_LOG_DIR = logDir;
   let serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
     // One cluster per jest process: parallel jest runs must not share (and stop) a cluster.

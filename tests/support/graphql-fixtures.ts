@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LOG_MARKER } from './test-log';
 import type { GraphQLResponse, TestApp } from './test-app';
 
 /** A GraphQL error as the API sends it. */
@@ -162,14 +163,20 @@ export const STANDARD_VARIABLES = [
   },
 ];
 
-/** Five Dutch/Czech reports as JSON Lines (external ids R1…R5). */
+/**
+ * Five Dutch/Czech reports as JSON Lines (external ids R1…R5). Each carries the log marker:
+ * report text must never reach a log line (the global teardown checks the run's logs).
+ */
 export const REPORT_TEXTS: Record<string, string> = {
-  R1: 'Melanoom bovenrug links, Breslow 1,4 mm. Graad 2. Geen metastasen.',
-  R2: 'Česká přítomnost metastáz, één geïnfiltreerd lymfeklier; long en lever.',
-  R3: 'Nodulair melanoom onderbeen, Breslow 3,1 mm, mitosen 6/mm2.',
-  R4: 'Re-excisie zonder restmelanoom.',
-  R5: 'Mamma: BI-RADS 4B laesie, biopsie geadviseerd.',
+  R1: `Melanoom bovenrug links, Breslow 1,4 mm. Graad 2. Geen metastasen. [${LOG_MARKER}-report-R1]`,
+  R2: `Česká přítomnost metastáz, één geïnfiltreerd lymfeklier; long en lever. [${LOG_MARKER}-report-R2]`,
+  R3: `Nodulair melanoom onderbeen, Breslow 3,1 mm, mitosen 6/mm2. [${LOG_MARKER}-report-R3]`,
+  R4: `Re-excisie zonder restmelanoom. [${LOG_MARKER}-report-R4]`,
+  R5: `Mamma: BI-RADS 4B laesie, biopsie geadviseerd. [${LOG_MARKER}-report-R5]`,
 };
+
+/** An endpoint API key for fixtures: write-only, so in no answer and no log line. */
+export const ENDPOINT_API_KEY = `sk-${LOG_MARKER}-endpoint-key`;
 
 export function reportsJsonl(texts: Record<string, string> = REPORT_TEXTS): string {
   return Object.entries(texts)
@@ -350,9 +357,9 @@ export function isBookkeeping(sql: string): boolean {
 /** Reference annotations for R1…R5 of the standard use case. */
 export const STANDARD_REFERENCE = csv([
   ['id', 'grade', 'metastasis', 'breslow_mm', 'mitoses'],
-  ['R1', 'G2', 'No', '1.4', '3/HPF'],
+  ['R1', 'G2', 'No', '1.4', `3/HPF ${LOG_MARKER}-annotation`],
   ['R2', 'G3', 'Yes', '', ''],
-  ['R3', 'G1', 'No', '3.1', '6/mm2'],
+  ['R3', 'G1', 'No', '3.1', `6/mm2 ${LOG_MARKER}-annotation`],
   ['R4', 'Not specified', 'No', '', ''],
   ['R5', 'G2', 'Not specified', '', ''],
 ]);

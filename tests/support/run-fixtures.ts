@@ -3,9 +3,9 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { DEFAULT_EXECUTOR_OPTIONS, RunExecutor, type ExecutorOptions } from '../../src/jobs/executor';
 import type { RunEventPublisher } from '../../src/jobs/events';
-import { createLogger } from '../../src/logger';
 import type { FakeChatBody, FakeResponseSpec } from './fake-llm/fake-llm-server';
-import { createDataset, createUseCase, importReports, jsonl, ok, rowId } from './graphql-fixtures';
+import { createDataset, createUseCase, ENDPOINT_API_KEY, importReports, jsonl, ok, rowId } from './graphql-fixtures';
+import { testLogger } from './test-log';
 import type { TestApp } from './test-app';
 
 export const RUN_VARIABLES = [
@@ -63,7 +63,7 @@ export async function setUpRuns(t: TestApp, baseUrl: string, opts: { reports: nu
   const registered = ok(
     await t.gql(
       `mutation($i: RegisterEndpointInput!) { registerEndpoint(input: $i) { endpoint { id } models { id servedName } } }`,
-      { i: { projectId, name: 'fake vLLM', baseUrl, kind: 'VLLM', maxConcurrency: opts.maxConcurrency ?? 4, timeoutMs: opts.timeoutMs ?? 5000, gpuCount: 2 } },
+      { i: { projectId, name: 'fake vLLM', baseUrl, kind: 'VLLM', apiKey: ENDPOINT_API_KEY, maxConcurrency: opts.maxConcurrency ?? 4, timeoutMs: opts.timeoutMs ?? 5000, gpuCount: 2 } },
     ),
   ).registerEndpoint;
   const model = (registered.models as { id: string; servedName: string }[]).find((m) => m.servedName === (opts.model ?? 'fake-model'))!;
@@ -80,7 +80,7 @@ export const FAST_EXECUTOR: ExecutorOptions = {
 };
 
 export async function startExecutor(t: TestApp, options: Partial<ExecutorOptions> = {}, publisher: RunEventPublisher = t.services.bus): Promise<RunExecutor> {
-  const executor = new RunExecutor(t.dataSource, t.services.queue, publisher, t.services.bus, t.services.secretBox, createLogger('silent'), {
+  const executor = new RunExecutor(t.dataSource, t.services.queue, publisher, t.services.bus, t.services.secretBox, testLogger(), {
     ...FAST_EXECUTOR,
     ...options,
   });

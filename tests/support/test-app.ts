@@ -6,9 +6,10 @@ import { openDatabase } from '../../src/db/data-source';
 import type { QueueOptions } from '../../src/jobs/queue';
 import type { RateLimitSettings } from '../../src/graphql/rate-limits';
 import type { EgressPolicy } from '../../src/llm/egress';
-import { createLogger, type Logger } from '../../src/logger';
+import type { Logger } from '../../src/logger';
 import type { ServiceOptions, Services } from '../../src/services';
 import { withDatabase } from './global-setup';
+import { LOG_MARKER, testLogger } from './test-log';
 
 export const TEST_SECRET_KEY = 'test-secret-key-of-reportql';
 
@@ -60,7 +61,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const queries: string[] = [];
   const databaseUrl = withDatabase(serverUrl, database);
   const dataSource = await openDatabase({ url: databaseUrl, onQuery: (sql) => queries.push(sql) });
-  const logger = options.logger ?? createLogger('silent');
+  const logger = options.logger ?? testLogger();
   const app = await createApp(dataSource, logger, {
     secretKey: TEST_SECRET_KEY,
     ...(options.queue ? { queue: options.queue } : {}),
@@ -70,7 +71,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.http,
   });
   const port = await app.listen(0, '127.0.0.1');
-  const adminKey = `rql_test_admin_${randomBytes(16).toString('hex')}`;
+  const adminKey = `rql_test_admin_${LOG_MARKER}_${randomBytes(16).toString('hex')}`;
   await app.services.apiKeys.ensureServerAdmin(adminKey);
   const url = `http://127.0.0.1:${port}/graphql`;
 

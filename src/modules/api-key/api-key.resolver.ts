@@ -1,7 +1,7 @@
 import { Arg, Ctx, Field, FieldResolver, ID, InputType, Mutation, ObjectType, Resolver, Root } from 'type-graphql';
 import type { GraphQLContext } from '../../graphql/context';
 import { decodeId } from '../../graphql/node';
-import { loggableError } from '../../graphql/errors';
+import { loggableError } from '../../logger';
 import { projectById } from '../../graphql/node-loaders';
 import { Project } from '../project/project.entity';
 import { ApiKey, Role } from './api-key.entity';

@@ -79,9 +79,9 @@ export class ApiKeyService {
   async revoke(principal: Principal, id: string): Promise<ApiKey> {
     const repo = this.dataSource.getRepository(ApiKey);
     const key = await repo.findOneBy({ id });
-    if (!key) throw notFound('API key');
-    if (key.projectId === null) requireServerAdmin(principal);
-    else requireRole(principal, key.projectId, Role.ADMIN, 'API key');
+    // A server admin key is invisible to project keys: it answers exactly like an unknown ID.
+    if (!key || (key.projectId === null && !principal.serverAdmin)) throw notFound('API key');
+    if (key.projectId !== null) requireRole(principal, key.projectId, Role.ADMIN, 'API key');
     if (!key.revokedAt) {
       key.revokedAt = new Date();
       await repo.update({ id: key.id }, { revokedAt: key.revokedAt });

@@ -14,7 +14,7 @@ export class StartRunInput extends StrategySettingsInput {
   @Field(() => ID) modelId!: string;
   @Field(() => ID, { nullable: true, description: 'The reports to run over. Give either datasetId or useCaseId with texts.' })
   datasetId?: string | null;
-  @Field(() => ID, { nullable: true, description: 'With texts: the use case whose variables are extracted.' }) useCaseId?: string | null;
+  @Field(() => ID, { nullable: true, description: "With texts: the use case whose variables are extracted. With a dataset it may only name the dataset's own use case." }) useCaseId?: string | null;
   @Field(() => [AdHocTextInput], {
     nullable: true,
     description: 'Ad-hoc texts (a batch for a service): they become a new dataset of the use case, so the run can be scored once annotated.',

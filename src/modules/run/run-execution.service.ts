@@ -66,6 +66,11 @@ export class RunExecutionService {
     if (ids.datasetId) {
       dataset = await this.datasets.get(principal, ids.datasetId, Role.EDITOR);
       useCaseId = dataset.useCaseId;
+      if (ids.useCaseId !== null && ids.useCaseId !== useCaseId) {
+        // Resolved like any ID first (another project's use case answers NOT_FOUND), never ignored.
+        await this.extraction.target(principal, ids.useCaseId, ids.modelId, ids.promptId);
+        throw badInput("useCaseId is not the dataset's use case (give useCaseId with texts, or leave it out)", { field: 'useCaseId' });
+      }
     } else {
       if (!ids.useCaseId) throw badInput('texts need useCaseId', { field: 'useCaseId' });
       useCaseId = ids.useCaseId;

@@ -867,8 +867,8 @@ export class ScoringService {
     requireRole(principal, projectId, Role.VIEWER, 'Project');
     const useCases = await this.useCasesOf(projectId, useCaseIds);
     const stratum = checkStratum(stratifyBy);
-    const idsA = this.selectorModelIds(groupA, 'groupA');
-    const idsB = groupB ? this.selectorModelIds(groupB, 'groupB') : null;
+    const idsA = await this.selectorModelIds(projectId, groupA, 'groupA');
+    const idsB = groupB ? await this.selectorModelIds(projectId, groupB, 'groupB') : null;
     await this.authorise(principal, options);
     return this.cache.getOrCompute(projectId, 'contrast', { useCaseIds, groupA, groupB, stratifyBy, variableKeys, options }, async () => {
       const units = await this.unitsOf(principal, useCases, RankingLevel.RUN, { ...options, resamples: 0 });
@@ -1023,9 +1023,13 @@ export class ScoringService {
     });
   }
 
-  private selectorModelIds(selector: RunSelector, field: string): Set<string> | null {
+  /** The models a selector names, each one of the project's (another project's answers like an unknown id). */
+  private async selectorModelIds(projectId: string, selector: RunSelector, field: string): Promise<Set<string> | null> {
     if (!selector.modelIds) return null;
-    return new Set(selector.modelIds.map((id, i) => decodeId(id, 'Model', `${field}.modelIds[${i}]`)));
+    const ids = new Set(selector.modelIds.map((id, i) => decodeId(id, 'Model', `${field}.modelIds[${i}]`)));
+    const known = await this.dataSource.getRepository(Model).countBy({ id: In([...ids]), projectId });
+    if (known !== ids.size) throw notFound('Model');
+    return ids;
   }
 
   /** The run-level Kemeny–Young order of a dataset grid (the leaderboard's order). */

@@ -161,6 +161,51 @@ describe('importFrameworkConfig errors', () => {
   });
 });
 
+describe('YAML problems are ours, coded, and print nothing', () => {
+  const MARKER = 'RQLMARK-yaml-report-text';
+  let emitted: unknown[];
+  let printed: string[];
+  beforeEach(() => {
+    emitted = [];
+    printed = [];
+    jest.spyOn(process, 'emitWarning').mockImplementation((warning: unknown) => void emitted.push(warning));
+    jest.spyOn(console, 'warn').mockImplementation((...args: unknown[]) => void printed.push(args.join(' ')));
+    jest.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void printed.push(args.join(' ')));
+    jest.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => (printed.push(String(chunk)), true));
+  });
+  afterEach(() => jest.restoreAllMocks());
+
+  const FIELDS = 'field_instructions:\n  - name: grade\n    type: string\n';
+
+  it('an unresolved tag is a warning by code and line, without the text', () => {
+    const imported = importFrameworkConfig(`${FIELDS}task: !weird Patient ${MARKER}\n`);
+    expect(imported.warnings).toContain('prompt config: tag resolve failed at line 4, column 7');
+    expect(JSON.stringify(imported.warnings)).not.toContain(MARKER);
+    expect(emitted).toEqual([]);
+    expect(printed).toEqual([]);
+  });
+
+  it('an example that YAML reads as a mapping key is a warning without its text', () => {
+    const imported = importFrameworkConfig(`${FIELDS}examples:\n  - ? input: Patient report ${MARKER}\n    : output: "{}"\n`);
+    expect(imported.warnings).toEqual(expect.arrayContaining([expect.stringMatching(/^prompt config: the mapping key at line 5, column \d+ is a list or mapping; it is read as text$/)]));
+    expect(emitted).toEqual([]);
+    expect(printed).toEqual([]);
+  });
+
+  it('invalid YAML is BAD_CONFIG naming the problem and its place, not quoting the text', () => {
+    let error: unknown;
+    try {
+      importFrameworkConfig(`${FIELDS}task: x\ntask: ${MARKER}\n`);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'BAD_CONFIG', message: 'prompt config: not valid YAML: duplicate key at line 5, column 1' });
+    expect(() => importFrameworkConfig(`${FIELDS}task: [${MARKER}\n`)).toThrow(expect.objectContaining({ code: 'BAD_CONFIG', message: expect.not.stringContaining(MARKER) }));
+    expect(emitted).toEqual([]);
+    expect(printed).toEqual([]);
+  });
+});
+
 /**
  * The framework's routing (INTEROP.md): depends_on adds an edge parent step → child step per
  * value; a step without conditional out-edges goes to the nearest later step without
