@@ -279,6 +279,14 @@ export class PredictionWriter {
     const runIds = [...new Set(rows.map((r) => r.runId))].sort();
     for (let attempt = 1; ; attempt++) {
       const client: PoolClient = await this.pool.connect();
+      // A checked-out client has no error listener of the pool's: a connection that ends while
+      // the statement runs (PostgreSQL shut down or restarted) would be an uncaught 'error' event,
+      // which ends the process. The statement fails on its own; the client is then discarded.
+      let broken: Error | undefined;
+      const onError = (error: Error): void => {
+        broken = error;
+      };
+      client.on('error', onError);
       try {
         if (runIds.length === 1) {
           // One statement is one transaction: the rows and their run's counters commit together.
@@ -297,7 +305,8 @@ export class PredictionWriter {
         if ((code === '40001' || code === '40P01') && attempt < 5) continue;
         throw error;
       } finally {
-        client.release();
+        client.removeListener('error', onError);
+        client.release(broken);
       }
     }
   }

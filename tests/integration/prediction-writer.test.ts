@@ -1,3 +1,5 @@
+import net from 'node:net';
+import { Pool } from 'pg';
 import { poolOf } from '../../src/jobs/queue';
 import { isUnstorable, PredictionWriter, type PredictionRow } from '../../src/jobs/prediction-writer';
 import { ok, rowId } from '../support/graphql-fixtures';
@@ -76,5 +78,58 @@ describe('the prediction writer', () => {
       [runId],
     );
     expect(counts).toEqual({ succeeded_count: 4, rows: 4 });
+  });
+
+  it('a connection lost mid-commit fails that commit only: no uncaught error event, the pool goes on', async () => {
+    // The writer's pool goes through a proxy whose sockets are cut, as when PostgreSQL goes away
+    // abruptly: the socket ends while the statement runs, with no error message before.
+    const target = new URL(t.databaseUrl);
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      sockets.add(client);
+      client.on('error', () => undefined);
+      upstream.on('error', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxied = new URL(t.databaseUrl);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String((proxy.address() as net.AddressInfo).port);
+    const pool = new Pool({ connectionString: proxied.toString(), max: 2 });
+    pool.on('error', () => undefined);
+    const w = new PredictionWriter(pool, { committed: async () => undefined, runsChanged: async () => undefined, runCancelled: async () => undefined, jobsAvailable: async () => undefined });
+
+    // The run's row is locked, so the writer's statement waits on it while its connection is cut.
+    const holder = t.dataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    await holder.query('SELECT id FROM runs WHERE id = $1 FOR UPDATE', [runId]);
+    const writing = w.write(row(reportIds[5]!));
+    let waiting = false;
+    for (let i = 0; i < 500 && !waiting; i++) {
+      waiting = (await t.dataSource.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH input AS%'`)).length > 0;
+      if (!waiting) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(waiting).toBe(true);
+    for (const socket of sockets) socket.destroy();
+    await expect(writing).rejects.toThrow(/Connection terminated/);
+    await holder.rollbackTransaction();
+    await holder.release();
+
+    // The broken client was not put back: the next write gets a new connection. (The cut-off
+    // statement may still have committed once the lock was free: then this write finds its row.)
+    await w.write(row(reportIds[5]!));
+    const [counts] = await t.dataSource.query(
+      `SELECT r.succeeded_count, (SELECT count(*)::int FROM predictions p WHERE p.run_id = r.id) AS rows,
+              (SELECT count(*)::int FROM predictions p WHERE p.run_id = r.id AND p.report_id = $2) AS mine
+       FROM runs r WHERE r.id = $1`,
+      [runId, reportIds[5]],
+    );
+    expect(counts.mine).toBe(1);
+    expect(counts.succeeded_count).toBe(counts.rows);
+    await pool.end();
+    await new Promise((resolve) => proxy.close(resolve));
   });
 });
