@@ -111,6 +111,10 @@ interface Managed {
 }
 
 const processes: Managed[] = [];
+/** PostgreSQL is stopped by the soak (between the stop and the start of the restart). */
+let pgDown = false;
+/** Processes started while PostgreSQL was away exit at once, by design: counted, not failures. */
+const refusedStarts: string[] = [];
 const unexpectedExits: { name: string; code: number | null; signal: string | null; at: number; tail: string }[] = [];
 let stoppingAll = false;
 let logDir = '';
@@ -133,9 +137,16 @@ function launch(name: string, role: Managed['role'], args: string[], env: Record
   });
   closeSync(fd);
   const managed: Managed = { name, role, child, logFile, startedAt: Date.now(), expectedExit: false, exited: null, rss: [] };
+  const startedWhileDown = pgDown;
   child.once('exit', (code, signal) => {
     managed.exited = { code, signal, at: Date.now() };
     if (managed.expectedExit || stoppingAll) return;
+    if (startedWhileDown && code === 1 && /failed to start/.test(tail(logFile))) {
+      refusedStarts.push(name);
+      log(`${name} was started while PostgreSQL was away and exited (as designed); starting another once it is back`);
+      onUnexpectedExit?.();
+      return;
+    }
     unexpectedExits.push({ name, code, signal, at: elapsed(), tail: tail(logFile) });
     log(`UNEXPECTED EXIT of ${name} (code ${code}, signal ${signal}); last log lines:\n${tail(logFile)}`);
     onUnexpectedExit?.();
@@ -218,9 +229,11 @@ async function main(): Promise<void> {
       ['dist/src/main.js'],
       { ...common, PORT: String(port), WORKER: 'false', SEED_DEMO: 'false', ADMIN_API_KEY: adminKey },
       () => {
-        setTimeout(() => {
+        void (async () => {
+          await sleep(2000);
+          while (pgDown) await sleep(500);
           if (!stoppingAll) server = startServer();
-        }, 2000);
+        })();
       },
     );
   let server = startServer();
@@ -229,9 +242,11 @@ async function main(): Promise<void> {
   const workers: Managed[] = [];
   const startWorker = (): Managed => {
     const worker = launch(`worker-${++workerCount}`, 'worker', ['dist/src/worker.js'], { ...common, WORKER_CONCURRENCY: String(settings.workerConcurrency) }, () => {
-      setTimeout(() => {
+      void (async () => {
+        await sleep(2000);
+        while (pgDown) await sleep(500);
         if (!stoppingAll) workers.push(startWorker());
-      }, 2000);
+      })();
     });
     return worker;
   };
@@ -414,7 +429,6 @@ async function main(): Promise<void> {
 
   // ---------------------------------------------------------------- chaos
   const kills: { at: number; worker: string; ageS: number }[] = [];
-  let pgDown = false;
   const killLoop = (async () => {
     if (settings.killEveryMinutes <= 0) return;
     for (let next = t0 + settings.killEveryMinutes * 60_000; next < endAt; next += settings.killEveryMinutes * 60_000) {
@@ -694,6 +708,7 @@ async function main(): Promise<void> {
     `endpoint calls in flight at once: peak ${peakOutside} (limit ${settings.maxConcurrency}); within 30 s of the PostgreSQL restart peak ${peakNear}`,
     `fake endpoint: ${chatRequests + (fakeStats['chatRequests'] ?? 0)} chat requests; injected ${faults['serverError']} 5xx, ${faults['rateLimited']} 429, ${faults['stall']} stalls, ${faults['garbage']} garbage (of ${faults['drawn']} drawn)`,
     `throughput: ${(atEnd / loadSeconds).toFixed(1)} predictions/s over the load (${atEnd} in ${(loadSeconds / 60).toFixed(1)} min); per ${settings.sampleSeconds} s sample min ${Math.min(...rates).toFixed(1)}, median ${median(rates).toFixed(1)}, max ${Math.max(...rates).toFixed(1)}`,
+    `processes started while PostgreSQL was away (exited at once, restarted after it): ${refusedStarts.join(', ') || 'none'}`,
     `worker kills: ${kills.length} (${kills.map((k) => `${k.worker} at ${(k.at / 60).toFixed(1)} min, up ${k.ageS.toFixed(0)} s`).join('; ') || 'none'})`,
     restart.stoppedAt === undefined
       ? 'PostgreSQL restart: none'
