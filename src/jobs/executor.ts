@@ -249,9 +249,10 @@ export class RunExecutor {
           for (const job of jobs) {
             // Counted at once, so the next round of this loop sees the reports just fetched.
             this.undispatched += job.data.reportIds.length;
+            const leaseEnd = Date.now() + job.expireInSeconds * 1000;
             const item = this.process(job.id, job.data, job.priority, job.expireInSeconds).catch((error: unknown) => {
               this.logger.error({ err: error, jobId: job.id }, 'work item failed; the queue retries it');
-              return this.queue.fail(job.id, 'worker error').catch(() => undefined);
+              return this.handBack(job.id, leaseEnd);
             });
             this.items.add(item);
             void item.finally(() => {
@@ -265,6 +266,26 @@ export class RunExecutor {
       }
       if (fetched === 0 || room - fetched <= 0 || !hungry) {
         await this.fetchNap.sleep(this.options.pollMs, stop);
+      }
+    }
+  }
+
+  /**
+   * Fails an item back to the queue, which retries it at once. While the database is away that
+   * call fails too, and the item would wait for its lease to run out (15 minutes by default):
+   * it is tried again until the database is back or the lease is nearly over anyway.
+   */
+  private async handBack(jobId: string, leaseEnd: number): Promise<void> {
+    for (let wait = 250; ; wait = Math.min(5000, wait * 2)) {
+      try {
+        await this.queue.fail(jobId, 'worker error');
+        return;
+      } catch (error) {
+        if (Date.now() + wait >= leaseEnd || this.shutdown.signal.aborted) {
+          this.logger.warn({ err: error, jobId }, 'handing a work item back failed; it is taken up again when its lease runs out');
+          return;
+        }
+        await sleep(wait, this.shutdown.signal);
       }
     }
   }

@@ -7,6 +7,10 @@
  * still alive) changes nothing, and the counters always equal the rows. The run that reaches
  * its total in that transaction gets its final status there too.
  *
+ * A connection lost on the way (PostgreSQL restarted) is tried again for up to 30 s, so a short
+ * restart costs no finished prediction; the statement is idempotent, so a commit whose answer
+ * was lost inserts nothing the second time.
+ *
  * Group commit: predictions finishing while a transaction is in flight wait for the next one,
  * which takes them all (up to MAX_BATCH). Under load that is one transaction per batch; when
  * idle, a prediction is written the moment it finishes.
@@ -137,6 +141,20 @@ function json(value: unknown): string | null {
   if (value === null || value === undefined) return null;
   return JSON.stringify(value);
 }
+
+/**
+ * The connection to PostgreSQL failed or was ended by the server (a restart, a failover): the
+ * same statement may well succeed in a moment. SQLSTATE class 08 and 57P01–57P03, socket errors,
+ * and node-postgres's own message for a connection that ended.
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (code.startsWith('08') || ['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code))) return true;
+  return error instanceof Error && /^Connection terminated/.test(error.message);
+}
+
+/** How long a commit is tried again while the database is unreachable, milliseconds. */
+const CONNECTION_RETRY_MS = 30_000;
 
 /**
  * SQLSTATE classes of a row PostgreSQL will never take (data exceptions, limits), unlike a failing
@@ -304,8 +322,28 @@ export class PredictionWriter {
   private async commit(rows: PredictionRow[]): Promise<InsertedRow[]> {
     const params = insertParameters(rows);
     const runIds = [...new Set(rows.map((r) => r.runId))].sort();
-    for (let attempt = 1; ; attempt++) {
-      const client: PoolClient = await this.pool.connect();
+    // Predictions that took calls to make are not dropped for a database restart of a few
+    // seconds: the commit is tried again (it is idempotent: a commit whose answer was lost
+    // inserts nothing the second time).
+    const giveUpAt = Date.now() + CONNECTION_RETRY_MS;
+    for (let attempt = 1, wait = 250; ; attempt++) {
+      let client: PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (error) {
+        if (!isConnectionLoss(error) || Date.now() + wait > giveUpAt) throw error;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        wait = Math.min(2000, wait * 2);
+        continue;
+      }
+      // A checked-out client has no error listener of the pool's: a connection that ends while
+      // the statement runs (PostgreSQL shut down or restarted) would be an uncaught 'error' event,
+      // which ends the process. The statement fails on its own; the client is then discarded.
+      let broken: Error | undefined;
+      const onError = (error: Error): void => {
+        broken = error;
+      };
+      client.on('error', onError);
       try {
         if (runIds.length === 1) {
           // One statement is one transaction: the rows and their run's counters commit together.
@@ -322,10 +360,15 @@ export class PredictionWriter {
         const code = (error as { code?: string }).code;
         // Serialisation failures and deadlocks are worth another try; the batch is idempotent.
         if ((code === '40001' || code === '40P01') && attempt < 5) continue;
-        throw error;
+        if (!((broken !== undefined || isConnectionLoss(error)) && Date.now() + wait <= giveUpAt)) throw error;
+        broken ??= error instanceof Error ? error : new Error('connection lost');
       } finally {
-        client.release();
+        client.removeListener('error', onError);
+        client.release(broken);
       }
+      // The connection was lost: again, on a new one, after a pause.
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait = Math.min(2000, wait * 2);
     }
   }
 

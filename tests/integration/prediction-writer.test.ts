@@ -1,3 +1,5 @@
+import net from 'node:net';
+import { Pool } from 'pg';
 import { poolOf } from '../../src/jobs/queue';
 import { isUnstorable, PredictionWriter, type PredictionRow } from '../../src/jobs/prediction-writer';
 import { ok, rowId } from '../support/graphql-fixtures';
@@ -15,7 +17,7 @@ describe('the prediction writer', () => {
   beforeAll(async () => {
     t = await startTestApp();
     const fake = await startFakeLlm();
-    const setup = await setUpRuns(t, fake.baseUrl, { reports: 6 });
+    const setup = await setUpRuns(t, fake.baseUrl, { reports: 7 });
     await fake.close();
     projectId = rowId(setup.projectId);
     // No worker runs in this file: the run stays queued while the writer is driven by hand.
@@ -98,5 +100,68 @@ describe('the prediction writer', () => {
       [runId],
     );
     expect(counts).toEqual({ succeeded_count: 5, rows: 5 });
+  });
+
+  it('a connection lost mid-commit is tried again once the database is back: no uncaught error event, one row', async () => {
+    // The writer's pool goes through a proxy whose sockets are cut, as when PostgreSQL goes away
+    // abruptly: the socket ends while the statement runs, with no error message before.
+    const target = new URL(t.databaseUrl);
+    const sockets = new Set<net.Socket>();
+    let down = false;
+    let refused = 0;
+    const proxy = net.createServer((client) => {
+      if (down) {
+        refused++;
+        client.destroy();
+        return;
+      }
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      sockets.add(client);
+      client.on('error', () => undefined);
+      upstream.on('error', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxied = new URL(t.databaseUrl);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String((proxy.address() as net.AddressInfo).port);
+    const pool = new Pool({ connectionString: proxied.toString(), max: 2 });
+    pool.on('error', () => undefined);
+    const w = new PredictionWriter(pool, { committed: async () => undefined, runsChanged: async () => undefined, runCancelled: async () => undefined, jobsAvailable: async () => undefined });
+
+    // The run's row is locked, so the writer's statement waits on it while its connection is cut.
+    const holder = t.dataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    await holder.query('SELECT id FROM runs WHERE id = $1 FOR UPDATE', [runId]);
+    const writing = w.write(row(reportIds[6]!));
+    let waiting = false;
+    for (let i = 0; i < 500 && !waiting; i++) {
+      waiting = (await t.dataSource.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%WITH input AS%'`)).length > 0;
+      if (!waiting) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(waiting).toBe(true);
+    // The database goes away (its connections cut, new ones refused) and comes back.
+    down = true;
+    for (const socket of sockets) socket.destroy();
+    for (let i = 0; i < 500 && refused === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(refused).toBeGreaterThan(0);
+    await holder.rollbackTransaction();
+    await holder.release();
+    down = false;
+    // (The cut-off statement itself may have committed once the lock was free: then the retry
+    // finds its row and inserts nothing.)
+    await expect(writing).resolves.toEqual(expect.any(Boolean));
+    const [counts] = await t.dataSource.query(
+      `SELECT r.succeeded_count, (SELECT count(*)::int FROM predictions p WHERE p.run_id = r.id) AS rows,
+              (SELECT count(*)::int FROM predictions p WHERE p.run_id = r.id AND p.report_id = $2) AS mine
+       FROM runs r WHERE r.id = $1`,
+      [runId, reportIds[6]],
+    );
+    expect(counts.mine).toBe(1);
+    expect(counts.succeeded_count).toBe(counts.rows);
+    await pool.end();
+    await new Promise((resolve) => proxy.close(resolve));
   });
 });

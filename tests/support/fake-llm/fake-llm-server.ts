@@ -31,6 +31,18 @@
  * - `maxRunning`: the engine's batch size (vLLM's `--max-num-seqs`, default 256) for /metrics.
  * - `metrics`: `false` makes GET /metrics a 404 like any unknown route (default true).
  * - `answerFromReport`: answer from markers in the report text (see below; default false).
+ * - `faults`: a fault mix (see below; default none).
+ *
+ * ## Fault mix
+ * `faults: { serverError?, rateLimited?, stall?, garbage?, retryAfterSeconds?, stallMs?, seed? }`
+ * makes an unreliable engine of it: before any other source below, each chat request draws once
+ * from a seeded generator (`seed`, default 1) and, with those probabilities, gets a 500, 502 or
+ * 503 (`serverError`); a 429 with `Retry-After: retryAfterSeconds` (default 1; `rateLimited`);
+ * its normal answer after `stallMs` more (default 30,000: set it beyond the client's timeout;
+ * `stall`); or a 200 whose body is garbage (`garbage`: an HTML page, a cut-off completion, JSON
+ * that is not a completion, an empty body, or a completion whose content is not JSON). The rest
+ * is answered as below. An injected fault's answer has the header `x-fake-fault: <kind>`;
+ * `fake.faults()` (and GET /_fake/faults) counts what was injected.
  *
  * ## Scripting chat completions
  * Each POST /v1/chat/completions is answered by the first source that yields a response spec:
@@ -276,6 +288,32 @@ export interface FakeLlmOptions {
   metrics?: boolean;
   /** Answer from `ANSWER:` / `FAIL:` / `STALL:` markers in the report's user message. */
   answerFromReport?: boolean;
+  /** Faults injected into chat completions, each a probability per request; `null` turns them off. */
+  faults?: FakeFaultMix | null;
+}
+
+/** Probabilities (0–1, summing to at most 1) of each fault per chat request, and their shape. */
+export interface FakeFaultMix {
+  /** 500, 502 or 503 */
+  serverError?: number;
+  /** 429 with Retry-After */
+  rateLimited?: number;
+  /** the normal answer, `stallMs` late */
+  stall?: number;
+  /** a 200 whose body (or content) is garbage */
+  garbage?: number;
+  retryAfterSeconds?: number;
+  stallMs?: number;
+  seed?: number;
+}
+
+/** What the fault mix injected, by kind, and the chat requests it drew for. */
+export interface FakeFaultCounts {
+  drawn: number;
+  serverError: number;
+  rateLimited: number;
+  stall: number;
+  garbage: number;
 }
 
 /** Concurrency of POST /v1/chat/completions, from arrival until the response is written or the socket closes. */
@@ -302,6 +340,8 @@ export interface FakeLlm {
   chatRequests(): FakeChatBody[];
   clearRequests(): void;
   stats(): FakeStats;
+  /** Counts of the faults injected by the fault mix (zero without one). */
+  faults(): FakeFaultCounts;
   /** Peak back to the current in-flight count, chat request count back to 0. */
   resetStats(): void;
   reset(): void;
@@ -502,6 +542,34 @@ function checkMaxRunning(value: number): number {
   return value;
 }
 
+/** mulberry32: a small seeded generator, so a fault mix is the same from run to run. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function checkFaults(faults: FakeFaultMix | null | undefined): FakeFaultMix | null {
+  if (!faults) return null;
+  const shares = [faults.serverError, faults.rateLimited, faults.stall, faults.garbage].map((p) => p ?? 0);
+  if (shares.some((p) => !Number.isFinite(p) || p < 0 || p > 1) || shares.reduce((a, b) => a + b, 0) > 1 + 1e-9) {
+    throw new RangeError('fault probabilities must be between 0 and 1 and sum to at most 1');
+  }
+  return faults;
+}
+
+const GARBAGE_BODIES = [
+  '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>',
+  '{"id":"chatcmpl-cut","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"{\\"diag',
+  '{"object":"list","data":[]}',
+  '',
+];
+
 /** Starts the fake server; resolves once it is listening. */
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {
   const settings = {
@@ -517,7 +585,10 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     maxRunning: checkMaxRunning(options.maxRunning ?? DEFAULT_MAX_RUNNING),
     metrics: options.metrics ?? true,
     answerFromReport: options.answerFromReport ?? false,
+    faults: checkFaults(options.faults),
   };
+  let faultRandom = seededRandom(settings.faults?.seed ?? 1);
+  const faultCounts: FakeFaultCounts = { drawn: 0, serverError: 0, rateLimited: 0, stall: 0, garbage: 0 };
   const requests: RecordedRequest[] = [];
   let requestCount = 0;
   const stats: FakeStats = { chatRequests: 0, inFlight: 0, peakInFlight: 0 };
@@ -724,7 +795,40 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     stats.peakInFlight = stats.inFlight;
   };
 
+  /** The fault this request draws from the mix, or undefined for a normal answer. */
+  const drawFault = (): { kind: 'serverError' | 'rateLimited' | 'stall' | 'garbage'; pick: number } | undefined => {
+    const f = settings.faults;
+    if (!f) return undefined;
+    faultCounts.drawn += 1;
+    let r = faultRandom();
+    const pick = faultRandom();
+    for (const kind of ['serverError', 'rateLimited', 'stall', 'garbage'] as const) {
+      const p = f[kind] ?? 0;
+      if (r < p) {
+        faultCounts[kind] += 1;
+        return { kind, pick };
+      }
+      r -= p;
+    }
+    return undefined;
+  };
+
   const resolveChatSpec = async (body: FakeChatBody, ctx: FakeChatContext): Promise<FakeResponseSpec> => {
+    const fault = drawFault();
+    if (!fault) return resolveNormalSpec(body, ctx);
+    // Says which fault it was, for tests that tell them apart without timing them.
+    const headers = { 'x-fake-fault': fault.kind };
+    if (fault.kind === 'serverError') return { status: [500, 502, 503][Math.floor(fault.pick * 3)] ?? 500, headers };
+    if (fault.kind === 'rateLimited') return { status: 429, retryAfter: settings.faults?.retryAfterSeconds ?? 1, headers };
+    if (fault.kind === 'garbage') {
+      const i = Math.floor(fault.pick * (GARBAGE_BODIES.length + 1));
+      return i < GARBAGE_BODIES.length ? { rawBody: GARBAGE_BODIES[i], headers } : { content: 'Sorry, I cannot help with that. <|im_end|> {"diagnosis": mel', headers };
+    }
+    const answer = await resolveNormalSpec(body, ctx);
+    return { ...answer, delayMs: (answer.delayMs ?? 0) + (settings.faults?.stallMs ?? 30_000), headers: { ...(answer.headers ?? {}), ...headers } };
+  };
+
+  const resolveNormalSpec = async (body: FakeChatBody, ctx: FakeChatContext): Promise<FakeResponseSpec> => {
     const queued = queue.shift();
     if (queued) return queued;
     for (const state of rules) {
@@ -1040,6 +1144,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       '/v1/chat/completions': { method: 'POST', run: () => handleChat(res, record) },
       '/v1/embeddings': { method: 'POST', run: () => handleEmbeddings(res, record) },
       '/_fake/stats': { method: 'GET', open: true, run: () => sendJson(res, 200, { ...stats }) },
+      '/_fake/faults': { method: 'GET', open: true, run: () => sendJson(res, 200, { ...faultCounts }) },
       '/_fake/reset-stats': {
         method: 'POST',
         open: true,
@@ -1148,6 +1253,10 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       if (next.maxRunning !== undefined) settings.maxRunning = checkMaxRunning(next.maxRunning);
       if (next.metrics !== undefined) settings.metrics = next.metrics;
       if (next.answerFromReport !== undefined) settings.answerFromReport = next.answerFromReport;
+      if (next.faults !== undefined) {
+        settings.faults = checkFaults(next.faults);
+        faultRandom = seededRandom(settings.faults?.seed ?? 1);
+      }
     },
     chatRequests() {
       return requests
@@ -1160,6 +1269,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     },
     stats() {
       return { ...stats };
+    },
+    faults() {
+      return { ...faultCounts };
     },
     resetStats,
     reset() {
@@ -1174,6 +1286,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       embeddingCount = 0;
       resetStats();
       resetEngines();
+      Object.assign(faultCounts, { drawn: 0, serverError: 0, rateLimited: 0, stall: 0, garbage: 0 });
+      faultRandom = seededRandom(settings.faults?.seed ?? 1);
     },
     close() {
       return new Promise<void>((resolve) => {

@@ -9,11 +9,14 @@
  * Flags: --port N (default 8001; 0 picks a free port), --host H (default 127.0.0.1),
  * --latency-ms N (alias --latency), --models a,b (or --model ID, repeatable; default fake-model),
  * --api-key KEY, --reasoning-field reasoning_content|reasoning|both, --max-running N,
- * --answer-from-report, --no-record, --no-metrics.
+ * --answer-from-report, --no-record, --no-metrics,
+ * --fault-mix 5xx=0.2,429=0.05,stall=0.05,garbage=0.1 (probabilities per chat request; see the
+ * fault mix in fake-llm-server.ts) with --retry-after S (default 1), --stall-ms N (default 30000)
+ * and --fault-seed N (default 1).
  * Without --answer-from-report it answers with the default handler (a JSON object built from
  * response_format's schema, else '{}').
  */
-import { startFakeLlm, type FakeLlm, type FakeLlmOptions, type ReasoningField } from './fake-llm-server';
+import { startFakeLlm, type FakeFaultMix, type FakeLlm, type FakeLlmOptions, type ReasoningField } from './fake-llm-server';
 
 const VALUE_FLAGS = new Set([
   'port',
@@ -25,7 +28,12 @@ const VALUE_FLAGS = new Set([
   'api-key',
   'reasoning-field',
   'max-running',
+  'fault-mix',
+  'retry-after',
+  'stall-ms',
+  'fault-seed',
 ]);
+const FAULT_KINDS = { '5xx': 'serverError', '429': 'rateLimited', stall: 'stall', garbage: 'garbage' } as const;
 const SWITCHES = new Set(['answer-from-report', 'no-record', 'no-metrics']);
 const REASONING_FIELDS: ReasoningField[] = ['reasoning_content', 'reasoning', 'both'];
 
@@ -70,6 +78,7 @@ function optionsFrom(args: Map<string, string[]>): FakeLlmOptions {
   const maxRunning = count('max-running', 256);
   if (maxRunning < 1) throw new UsageError('--max-running must be at least 1');
   return {
+    ...faultsFrom(last('fault-mix'), count),
     port: count('port', 8001),
     host: last('host') ?? '127.0.0.1',
     models: models.length > 0 ? models : ['fake-model'],
@@ -81,6 +90,26 @@ function optionsFrom(args: Map<string, string[]>): FakeLlmOptions {
     recordRequests: !args.has('no-record'),
     metrics: !args.has('no-metrics'),
   };
+}
+
+function faultsFrom(mix: string | undefined, count: (name: string, fallback: number) => number): { faults?: FakeFaultMix } {
+  if (mix === undefined) {
+    for (const flag of ['retry-after', 'stall-ms', 'fault-seed']) count(flag, 0);
+    return {};
+  }
+  const faults: FakeFaultMix = { retryAfterSeconds: count('retry-after', 1), stallMs: count('stall-ms', 30_000), seed: count('fault-seed', 1) };
+  let total = 0;
+  for (const part of mix.split(',').filter((p) => p.trim() !== '')) {
+    const [name = '', value = ''] = part.split('=').map((x) => x.trim());
+    const kind = FAULT_KINDS[name as keyof typeof FAULT_KINDS];
+    const p = Number(value);
+    if (!kind) throw new UsageError(`--fault-mix: unknown fault ${name} (one of ${Object.keys(FAULT_KINDS).join(', ')})`);
+    if (value === '' || !Number.isFinite(p) || p < 0 || p > 1) throw new UsageError(`--fault-mix: ${name} must be a probability between 0 and 1`);
+    faults[kind] = p;
+    total += p;
+  }
+  if (total > 1 + 1e-9) throw new UsageError('--fault-mix: the probabilities sum to more than 1');
+  return { faults };
 }
 
 async function main(): Promise<void> {

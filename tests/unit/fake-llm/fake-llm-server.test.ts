@@ -67,6 +67,7 @@ describe('fake LLM server', () => {
       maxRunning: 256,
       metrics: true,
       answerFromReport: false,
+      faults: null,
     });
   });
 
@@ -482,6 +483,48 @@ describe('fake LLM server', () => {
     expect(await contentOf(stalledDefault)).toBe('{"stage":"I"}');
   });
 
+  it('injects a seeded fault mix: 5xx, 429 with Retry-After, stalls and garbage 200s in their proportions', async () => {
+    fake.configure({
+      answerFromReport: true,
+      recordRequests: false,
+      faults: { serverError: 0.2, rateLimited: 0.05, stall: 0.05, garbage: 0.1, retryAfterSeconds: 2, stallMs: 20, seed: 7 },
+    });
+    const classify = async (): Promise<string[]> => {
+      const seen: string[] = [];
+      for (let i = 0; i < 400; i += 1) {
+        const res = await post(fake, '/chat/completions', chat(`Report ${i}\nANSWER: {"n":${i}}`));
+        const text = await res.text();
+        if ([500, 502, 503].includes(res.status) && res.headers.get('x-fake-fault') === 'serverError') seen.push('5xx');
+        else if (res.status === 429) seen.push(res.headers.get('retry-after') === '2' ? '429' : 'bad 429');
+        else if (res.status !== 200) seen.push(`status ${res.status}`);
+        else {
+          let content: string | undefined;
+          try {
+            content = (JSON.parse(text) as { choices: { message: { content: string } }[] }).choices[0]?.message.content;
+          } catch {
+            content = undefined;
+          }
+          if (content !== `{"n":${i}}`) seen.push(res.headers.get('x-fake-fault') === 'garbage' ? 'garbage' : 'wrong answer');
+          else seen.push(res.headers.get('x-fake-fault') === 'stall' ? 'stall' : res.headers.get('x-fake-fault') ? 'marked answer' : 'ok');
+        }
+      }
+      return seen;
+    };
+    const seen = await classify();
+    const count = (kind: string) => seen.filter((k) => k === kind).length;
+    expect(fake.faults()).toEqual({ drawn: 400, serverError: count('5xx'), rateLimited: count('429'), stall: count('stall'), garbage: count('garbage') });
+    expect(count('ok') + count('5xx') + count('429') + count('stall') + count('garbage')).toBe(400);
+    // 400 draws: each share within four standard deviations of its probability.
+    for (const [kind, p] of [['5xx', 0.2], ['429', 0.05], ['stall', 0.05], ['garbage', 0.1]] as const) {
+      expect(Math.abs(count(kind) / 400 - p)).toBeLessThan(4 * Math.sqrt((p * (1 - p)) / 400));
+    }
+    expect(await (await fetch(`http://127.0.0.1:${fake.port}/_fake/faults`)).json()).toEqual(fake.faults());
+    // The same seed draws the same faults again.
+    fake.reset();
+    expect(await classify()).toEqual(seen);
+    expect(() => fake.configure({ faults: { serverError: 0.7, garbage: 0.4 } })).toThrow(RangeError);
+  }, 60_000);
+
   it('keeps no records with recordRequests false, while indexes and stats still count', async () => {
     fake.configure({ recordRequests: false });
     fake.setHandler((_body, ctx) => ({ content: `i${ctx.index}` }));
@@ -538,5 +581,8 @@ describe('fake LLM server', () => {
     expect(misuse.status).toBe(2);
     expect(misuse.stdout).toBe('');
     expect(misuse.stderr).toContain('--bogus');
+    const badMix = spawnSync(process.execPath, [...launcher, '--fault-mix', '5xx=0.8,429=0.5'], { cwd: root, encoding: 'utf8' });
+    expect(badMix.status).toBe(2);
+    expect(badMix.stderr).toContain('sum to more than 1');
   });
 });
