@@ -153,7 +153,9 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     });
   };
   const offRevoked = services.bus.on((event) => {
-    if (event.kind === 'keyRevoked') closeSocketsOf(event.keyId);
+    if (event.kind !== 'keyRevoked') return;
+    services.apiKeys.forget(event.keyId);
+    closeSocketsOf(event.keyId);
   });
   // A revocation whose notification was missed (the bus reconnecting) still closes within this period.
   const revocationSweep = setInterval(() => {
