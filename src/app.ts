@@ -23,6 +23,7 @@ import { readiness } from './http/health';
 import { Metrics } from './http/metrics';
 import { RateLimitedError, rateLimited, RateLimits, type RateLimitSettings } from './graphql/rate-limits';
 import { buildReportQlSchema } from './graphql/schema';
+import { analyticsRevisions, ReplayableAuditRecorder, ResponseCache } from './graphql/response-cache';
 import type { Logger } from './logger';
 import { createServices, type ServiceOptions, type Services } from './services';
 
@@ -115,6 +116,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     ? new RateLimits(dataSource, options.rateLimits, (error) => logger.warn({ err: loggableError(error) }, 'the rate-limit store failed; the request was let through'))
     : undefined;
   const metrics = new Metrics({ dataSource, queue: services.queue });
+  const responseCache = new ResponseCache(schema, { revision: analyticsRevisions(dataSource) });
   const app = express();
   if (options.trustProxyHops) app.set('trust proxy', options.trustProxyHops);
   const server = createServer(app);
@@ -298,6 +300,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginDrainHttpServer({ httpServer: server }),
       metrics.apolloPlugin<GraphQLContext>(),
+      responseCache.plugin(),
       {
         async requestDidStart() {
           return {
@@ -393,7 +396,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       });
       const deadline = (res.locals as { deadline?: AbortSignal }).deadline;
       const context = createContext(dataSource, services, logger, principal, deadline ? AbortSignal.any([gone.signal, deadline]) : gone.signal);
-      context.audit = services.audit.recorder(principal, 'HTTP');
+      context.audit = new ReplayableAuditRecorder(services.audit, principal, 'HTTP');
       return context;
     },
   });
