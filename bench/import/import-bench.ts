@@ -23,7 +23,7 @@ function memory(pid: number): { rss: number; peak: number } {
 }
 
 async function startServer(): Promise<{ pid: number; port: number; key: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--expose-gc', path.join(__dirname, 'import-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--expose-gc', path.join(__dirname, 'import-server.js'), ...(process.argv.includes('--heap') ? ['--heap'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   const { port, key } = await new Promise<{ port: number; key: string }>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
     createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as { port: number; key: string }));
