@@ -107,13 +107,11 @@ export class ReplayableAuditRecorder extends AuditRecorder {
 }
 
 /**
- * A project's revision, as the analytics cache sees it. Lookups for one project are batched:
- * at most one query per project is in flight, and a request only ever gets the answer of a query
- * that started after it asked (a write committed before a request arrived is always seen).
+ * Revision lookups batched per project: at most one lookup per project is in flight, and a
+ * caller only ever gets the answer of a lookup that started after it asked (a write committed
+ * before a request arrived is always seen).
  */
-export function analyticsRevisions(dataSource: DataSource): (projectId: string) => Promise<string> {
-  const analytics = new AnalyticsCache(dataSource);
-  const lookup = (projectId: string): Promise<string> => analytics.revision(projectId);
+export function batchedRevisions(lookup: (projectId: string) => Promise<string>): (projectId: string) => Promise<string> {
   const running = new Map<string, Promise<string>>();
   const next = new Map<string, Promise<string>>();
   const start = (projectId: string): Promise<string> => {
@@ -138,6 +136,15 @@ export function analyticsRevisions(dataSource: DataSource): (projectId: string) 
     }
     return queued;
   };
+}
+
+/**
+ * A project's revision as the analytics cache sees it: the one place the response cache learns
+ * of revisions.
+ */
+export function analyticsRevisions(dataSource: DataSource): (projectId: string) => Promise<string> {
+  const analytics = new AnalyticsCache(dataSource);
+  return batchedRevisions((projectId) => analytics.revision(projectId));
 }
 
 interface Entry {
