@@ -2,12 +2,14 @@ import type { ApolloServerPlugin, GraphQLRequestContext } from '@apollo/server';
 import {
   getNamedType,
   isObjectType,
+  Kind,
   TypeInfo,
   visit,
   visitWithTypeInfo,
   type DocumentNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
+  type SelectionNode,
 } from 'graphql';
 import type { DataSource } from 'typeorm';
 import { AnalyticsCache } from '../modules/scoring/analytics-cache';
@@ -50,7 +52,8 @@ function isNodeType(schema: GraphQLSchema, name: string): boolean {
  * answer made only of such fields is the same until the revision moves on.
  */
 export function revisionCovers(schema: GraphQLSchema, parent: string, field: string): boolean {
-  if (field === '__typename') return parent !== 'Node';
+  // On the Node interface, __typename names whatever object the id is: see `coveredObjects`.
+  if (field === '__typename') return true;
   if (field.startsWith('__')) return false;
   if (parent === schema.getQueryType()?.name) return field === 'node' || field === 'nodes';
   if (parent === schema.getMutationType()?.name || parent === schema.getSubscriptionType()?.name) return false;
@@ -79,9 +82,17 @@ export function cacheableDocument(schema: GraphQLSchema, document: DocumentNode,
   visit(
     document,
     visitWithTypeInfo(typeInfo, {
-      Field(node) {
+      Field(node, _key, siblings) {
         const parent = typeInfo.getParentType();
-        if (!parent || !revisionCovers(schema, parent.name, node.name.value)) {
+        // The id of whatever object node(id:) names, next to its own (unaliased) __typename,
+        // which `coveredObjects` checks before the answer is kept.
+        const idOfNode =
+          parent !== null &&
+          !isObjectType(parent) &&
+          node.name.value === 'id' &&
+          Array.isArray(siblings) &&
+          (siblings as readonly SelectionNode[]).some((s) => s.kind === Kind.FIELD && s.name.value === '__typename' && !s.alias);
+        if (!parent || (!idOfNode && !revisionCovers(schema, parent.name, node.name.value))) {
           cacheable = false;
           return false;
         }
@@ -90,6 +101,20 @@ export function cacheableDocument(schema: GraphQLSchema, document: DocumentNode,
     }),
   );
   return cacheable;
+}
+
+/**
+ * Whether every object `node(id:)` / `nodes(ids:)` answered with its `__typename` is one whose
+ * rows move the revision on (an uncovered object, e.g. a prompt, can be deleted without it).
+ */
+export function coveredObjects(data: Record<string, unknown>): boolean {
+  const covered = (value: unknown): boolean => {
+    if (Array.isArray(value)) return value.every(covered);
+    if (typeof value !== 'object' || value === null) return true;
+    const type = (value as { __typename?: unknown }).__typename;
+    return type === undefined || COVERED_NODES.has(String(type));
+  };
+  return Object.values(data).every(covered);
 }
 
 /** The audit log's reads of one request, kept to be recorded again when its answer is reused. */
@@ -210,6 +235,7 @@ export class ResponseCache {
             if (key === undefined || cache.entries.has(key)) return;
             const body = request.response.body;
             if (body.kind !== 'single' || body.singleResult.errors || !body.singleResult.data) return;
+            if (!coveredObjects(body.singleResult.data)) return;
             const status = request.response.http.status;
             if (status !== undefined && status !== 200) return;
             const audit = request.contextValue.audit;

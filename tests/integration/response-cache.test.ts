@@ -82,6 +82,18 @@ describe('answers of unchanged queries reused', () => {
     ]);
   });
 
+  it('a __typename on node(id:) (as Apollo Client adds it) is reused for a run, not for a dataset', async () => {
+    const query = `query($x: ID!) { node(id: $x) { __typename id } }`;
+    ok(await t.gql(query, { x: runId }, viewer.secret));
+    t.queries.length = 0;
+    expect(ok(await t.gql(query, { x: runId }, viewer.secret)).node.__typename).toBe('Run');
+    expect(work(t)).toEqual([]);
+    ok(await t.gql(query, { x: datasetId }, viewer.secret));
+    t.queries.length = 0;
+    expect(ok(await t.gql(query, { x: datasetId }, viewer.secret)).node.__typename).toBe('Dataset');
+    expect(work(t).length).toBeGreaterThan(0);
+  });
+
   it('queries outside what the revision covers are answered afresh', async () => {
     const count = async () => ok(await t.gql(`query ($p: ID!) { node(id: $p) { ... on Project { auditLog(first: 1) { totalCount } } } }`, { p: project.id }, project.adminKey)).node.auditLog.totalCount as number;
     // The audit log is no statistic: a read in between shows in the next count.
