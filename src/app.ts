@@ -25,6 +25,7 @@ import { Metrics } from './http/metrics';
 import { RateLimitedError, rateLimited, RateLimits, type RateLimitSettings } from './graphql/rate-limits';
 import { buildReportQlSchema } from './graphql/schema';
 import { libraryLogger, loggableError, type Logger } from './logger';
+import { analyticsRevisions, ReplayableAuditRecorder, ResponseCache } from './graphql/response-cache';
 import { createServices, type ServiceOptions, type Services } from './services';
 
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
@@ -116,6 +117,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     ? new RateLimits(dataSource, options.rateLimits, (error) => logger.warn({ err: loggableError(error) }, 'the rate-limit store failed; the request was let through'))
     : undefined;
   const metrics = new Metrics({ dataSource, queue: services.queue });
+  const responseCache = new ResponseCache(schema, { revision: analyticsRevisions(dataSource) });
   const app = express();
   if (options.trustProxyHops) app.set('trust proxy', options.trustProxyHops);
   const server = createServer(app);
@@ -154,7 +156,9 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     });
   };
   const offRevoked = services.bus.on((event) => {
-    if (event.kind === 'keyRevoked') closeSocketsOf(event.keyId);
+    if (event.kind !== 'keyRevoked') return;
+    services.apiKeys.forget(event.keyId);
+    closeSocketsOf(event.keyId);
   });
   // A revocation whose notification was missed (the bus reconnecting) still closes within this period.
   const revocationSweep = setInterval(() => {
@@ -298,6 +302,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       ApolloServerPluginCacheControlDisabled(),
       ApolloServerPluginDrainHttpServer({ httpServer: server }),
       metrics.apolloPlugin<GraphQLContext>(),
+      responseCache.plugin(),
       {
         async requestDidStart() {
           return {
@@ -393,7 +398,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       });
       const deadline = (res.locals as { deadline?: AbortSignal }).deadline;
       const context = createContext(dataSource, services, logger, principal, deadline ? AbortSignal.any([gone.signal, deadline]) : gone.signal);
-      context.audit = services.audit.recorder(principal, 'HTTP');
+      context.audit = new ReplayableAuditRecorder(services.audit, principal, 'HTTP');
       return context;
     },
   });

@@ -2,11 +2,42 @@
  * Import benchmark: 10,000 reports of ~2 KB (Dutch pathology prose with diacritics) through the
  * importReports GraphQL mutation of a real server on a fresh embedded PostgreSQL, once per
  * format, each into a new dataset. Reports the wall time of the HTTP request (parse, validate,
- * insert, commit).
+ * insert, commit) and the server's peak memory during it: the server runs in its own process
+ * (import-server.ts), whose peak resident set (VmHWM, reset before each request through
+ * /proc/<pid>/clear_refs) is compared with its resident set just before the request and with
+ * the size of the request body.
  *
  *   npm run build && node dist/bench/import/import-bench.js [--reports 10000] [--repeats 3]
  */
-import { argument, startBenchServer } from '../support/bench-server';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { argument } from '../support/bench-server';
+
+/** Resident set size and its peak since the last reset, in bytes (Linux /proc). */
+function memory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
+async function startServer(): Promise<{ pid: number; port: number; key: string; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--expose-gc', path.join(__dirname, 'import-server.js'), ...(process.argv.includes('--heap') ? ['--heap'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const { port, key } = await new Promise<{ port: number; key: string }>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as { port: number; key: string }));
+  });
+  return {
+    pid: child.pid!,
+    port,
+    key,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
 
 const SENTENCES = [
   'Huidexcidaat van 2,4 x 1,1 cm met centraal een onregelmatig bruin-zwarte laesie.',
@@ -42,8 +73,18 @@ function files(n: number): Record<'CSV' | 'JSON' | 'JSONL', string> {
 async function main(): Promise<void> {
   const reports = argument('reports', 10_000);
   const repeats = argument('repeats', 3);
-  const server = await startBenchServer();
-  const { gql } = server;
+  const server = await startServer();
+  const post = async (body: string): Promise<any> => {
+    const response = await fetch(`http://127.0.0.1:${server.port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${server.key}` },
+      body,
+    });
+    const answer = (await response.json()) as { data?: any; errors?: unknown[] };
+    if (answer.errors) throw new Error(JSON.stringify(answer.errors).slice(0, 500));
+    return answer.data;
+  };
+  const gql = (query: string, variables: Record<string, unknown>) => post(JSON.stringify({ query, variables }));
 
   try {
     const project = (await gql('mutation($n: String!) { createProject(input: { name: $n }) { project { id } } }', { n: 'bench' })).createProject.project.id;
@@ -58,6 +99,8 @@ async function main(): Promise<void> {
     process.stdout.write(`reports: ${reports}, file sizes (MB): ${JSON.stringify(sizes)}\n`);
     for (const format of ['CSV', 'JSON', 'JSONL'] as const) {
       const times: number[] = [];
+      const ratios: number[] = [];
+      let line = '';
       for (let r = 0; r < repeats; r++) {
         const dataset = (
           await gql('mutation($u: ID!, $n: String!) { createDataset(input: { useCaseId: $u, name: $n }) { dataset { id } } }', {
@@ -65,21 +108,35 @@ async function main(): Promise<void> {
             n: `${format}-${r}`,
           })
         ).createDataset.dataset.id;
+        const body = JSON.stringify({
+          query: 'mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted dataset { reportCount } } }',
+          variables: { i: { datasetId: dataset, format, content: content[format], idField: 'id', textField: 'text' } },
+        });
+        const bodyBytes = Buffer.byteLength(body);
+        // The server settles (its timers, the last request's garbage) before its baseline is read.
+        if (process.argv.includes('--heap')) process.kill(server.pid, 'SIGUSR2');
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        writeFileSync(`/proc/${server.pid}/clear_refs`, '5');
+        const before = memory(server.pid);
         const started = process.hrtime.bigint();
-        const result = await gql(
-          'mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted dataset { reportCount } } }',
-          { i: { datasetId: dataset, format, content: content[format], idField: 'id', textField: 'text' } },
-        );
+        const result = await post(body);
         times.push(Number(process.hrtime.bigint() - started) / 1e9);
+        const after = memory(server.pid);
+        const ratio = (after.peak - before.rss) / bodyBytes;
+        ratios.push(ratio);
+        line += ` [body ${(bodyBytes / 1e6).toFixed(1)} MB, RSS before ${(before.rss / 1e6).toFixed(0)} MB, peak ${(after.peak / 1e6).toFixed(0)} MB, growth ${ratio.toFixed(1)}× body]`;
         if (result.importReports.inserted !== reports || result.importReports.dataset.reportCount !== reports) {
           throw new Error(`expected ${reports} reports, got ${JSON.stringify(result)}`);
         }
       }
       const sorted = [...times].sort((a, b) => a - b);
-      process.stdout.write(`${format}: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} s (runs ${times.map((t) => t.toFixed(2)).join(', ')})\n`);
+      const sortedRatios = [...ratios].sort((a, b) => a - b);
+      process.stdout.write(
+        `${format}: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} s (runs ${times.map((t) => t.toFixed(2)).join(', ')}); peak memory growth median ${sortedRatios[Math.floor(sortedRatios.length / 2)]!.toFixed(1)}× the body;${line}\n`,
+      );
     }
   } finally {
-    await server.close();
+    await server.stop();
   }
 }
 

@@ -8,6 +8,9 @@ import { canSee, requireRole, requireServerAdmin, type Principal } from './princ
 
 const SECRET_PREFIX = 'rql_';
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** How long a key looked up stays trusted without asking the database again. */
+export const KEY_CACHE_MS = 1000;
+const KEY_CACHE_CAPACITY = 10_000;
 
 export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
@@ -23,20 +26,57 @@ export interface IssuedKey {
   secret: string;
 }
 
+interface CachedKey {
+  principal: Principal;
+  /** Date.now() after which the database is asked again. */
+  until: number;
+}
+
 export class ApiKeyService {
-  constructor(private readonly dataSource: DataSource) {}
+  /**
+   * Valid keys by secret hash, trusted for KEY_CACHE_MS: a revocation reaches every process
+   * at once through `forget` (the `keyRevoked` event) and, should that event be missed, within
+   * KEY_CACHE_MS. Unknown and revoked keys are never cached (a new key works at once).
+   */
+  private readonly cache = new Map<string, CachedKey>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly cacheMs = KEY_CACHE_MS,
+  ) {}
 
   /** Resolves `Authorization: Bearer <key>`; any failure is UNAUTHENTICATED without detail on which. */
   async authenticate(authorization: string | undefined | null): Promise<Principal> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!match) throw new DomainException('UNAUTHENTICATED', 'Send an API key as "Authorization: Bearer <key>"');
-    const key = await this.dataSource.getRepository(ApiKey).findOneBy({ secretHash: hashSecret(match[1] as string) });
-    if (!key || key.revokedAt) throw new DomainException('UNAUTHENTICATED', 'The API key is unknown or revoked');
+    const secretHash = hashSecret(match[1] as string);
     const now = Date.now();
+    const cached = this.cache.get(secretHash);
+    if (cached && now < cached.until) return cached.principal;
+    this.cache.delete(secretHash);
+    const key = await this.dataSource.getRepository(ApiKey).findOneBy({ secretHash });
+    if (!key || key.revokedAt) throw new DomainException('UNAUTHENTICATED', 'The API key is unknown or revoked');
     if (!key.lastUsedAt || now - key.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       await this.dataSource.getRepository(ApiKey).update({ id: key.id }, { lastUsedAt: new Date(now) });
+      key.lastUsedAt = new Date(now);
     }
-    return { keyId: key.id, projectId: key.projectId, role: key.role, serverAdmin: key.serverAdmin };
+    const principal: Principal = { keyId: key.id, projectId: key.projectId, role: key.role, serverAdmin: key.serverAdmin };
+    // A key is cached only until its last-used time would need writing again.
+    if (this.cacheMs > 0 && !this.revoked.has(key.id)) {
+      if (this.cache.size >= KEY_CACHE_CAPACITY) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(secretHash, { principal, until: Math.min(now + this.cacheMs, key.lastUsedAt.getTime() + LAST_USED_RESOLUTION_MS) });
+    }
+    return principal;
+  }
+
+  /** Ids revoked while their lookup may have been in flight: such a lookup is not cached. */
+  private readonly revoked = new Set<string>();
+
+  /** Drops a key from this process's cache (it was revoked here or in another process). */
+  forget(keyId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.principal.keyId === keyId) this.cache.delete(hash);
+    this.revoked.add(keyId);
+    setTimeout(() => this.revoked.delete(keyId), Math.max(this.cacheMs, 1000) * 5).unref();
   }
 
   async issue(
@@ -86,6 +126,7 @@ export class ApiKeyService {
       key.revokedAt = new Date();
       await repo.update({ id: key.id }, { revokedAt: key.revokedAt });
     }
+    this.forget(key.id);
     return key;
   }
 
