@@ -18,7 +18,7 @@ import { csvCell, hash, isMissing, missingOf, MODELS, type ModelProfile, Rng, si
 
 const ROOT = path.resolve(__dirname, '..', '..', 'seeds', 'demo');
 /** The hand-written folders (not generated). */
-const TOUR = ['melanoma-nl', 'brain-mri-en'];
+const TOUR = ['brain-mri-en', 'melanoma-nl'];
 const NOTE = 'synthetic demo run, not produced by a real model';
 
 const pad = (n: number) => String(n).padStart(3, '0');
@@ -222,8 +222,8 @@ function main(): void {
     supportsThinking: m.supportsThinking,
     defaultSampling: { temperature: m.temperature, topP: 0.95, topK: 50 },
   }));
-  // listing order of the demo: the papers' use cases first, then the hand-written tour of every variable type
-  const index = [...EXTRACTION_CASES, ...RADS_CASES].map((c) => c.slug).concat(TOUR);
+  // listing order of the demo: the hand-written tour of every variable type (as before), then the papers' use cases
+  const index = TOUR.concat([...EXTRACTION_CASES, ...RADS_CASES].map((c) => c.slug));
   writeFileSync(path.join(ROOT, 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
   writeFileSync(path.join(ROOT, 'models.json'), `${JSON.stringify(models, null, 2)}\n`);
   process.stdout.write(`wrote ${EXTRACTION_CASES.length + RADS_CASES.length} use cases and models.json under ${path.relative(process.cwd(), ROOT)}\n`);
