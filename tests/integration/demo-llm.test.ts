@@ -114,6 +114,33 @@ describe('the demo model server (simulator)', () => {
     expect(Math.min(...fewShot)).toBeGreaterThan(Math.max(...zeroShot));
   });
 
+  it('answers the prompt graph step by step, self-consistency samples and chain-of-thought reasoning', async () => {
+    const ids = ok(await t.gql(`{ projects { nodes { useCases { nodes { id datasets { nodes { id } } } } models(first: 50) { nodes { id servedName endpoint { id } } } } } }`));
+    const project = ids.projects.nodes[0];
+    const model = (project.models.nodes as { id: string; servedName: string; endpoint: unknown }[]).find((m) => m.servedName === 'simulator/small-dense-24b-sim' && m.endpoint)!;
+    const started = ok(
+      await t.gql(`mutation($input: StartExperimentInput!) { startExperiment(input: $input) { experiment { id } runs { id strategy } } }`, {
+        input: { datasetId: project.useCases.nodes[0].datasets.nodes[0].id, name: 'structured strategies', modelIds: [model.id], strategies: ['PROMPT_GRAPH', 'SELF_CONSISTENCY', 'CHAIN_OF_THOUGHT'] },
+      }),
+    );
+    const client = wsClient(t);
+    try {
+      await collect(client, `subscription($id: ID!) { experimentProgress(experimentId: $id) { progress { finished } } }`, { id: started.startExperiment.experiment.id }).done;
+    } finally {
+      await client.dispose();
+    }
+    for (const run of started.startExperiment.runs as { id: string; strategy: string }[]) {
+      const result = ok(
+        await t.gql(`query($id: ID!) { node(id: $id) { ... on Run { status scores(options: { resamples: 0 }) { macroAverage { value } validity }
+          predictions(first: 1) { nodes { reasoning } } } } }`, { id: run.id }),
+      );
+      expect({ strategy: run.strategy, status: result.node.status }).toEqual({ strategy: run.strategy, status: 'SUCCEEDED' });
+      expect(result.node.scores.macroAverage.value).toBeGreaterThan(0.5);
+      expect(result.node.scores.validity).toBeGreaterThan(0.9);
+      if (run.strategy === 'CHAIN_OF_THOUGHT') expect(result.node.predictions.nodes[0].reasoning).toContain('field by field');
+    }
+  });
+
   it('answers a text that is not a demo report cautiously, and counts its traffic in vLLM\'s metrics', async () => {
     const before = sim.counts().unknownText;
     const response = await fetch(`${sim.baseUrl}/chat/completions`, {
