@@ -461,7 +461,7 @@ function neuro(rng: Rng): MadeReport {
   ].join('; ');
   const text = [
     `MRI hersenen`,
-    `Klinische gegevens: ${age(rng) + 10}-jarige ${rng.pick(['man', 'vrouw'])}, ${rng.pick(['geheugenklachten sinds twee jaar', 'progressieve cognitieve achteruitgang', 'gedragsverandering, vraagstelling FTD', 'woordvindstoornissen'])}. Vraagstelling: ${rng.pick(['neurodegeneratie?', 'vasculaire schade?', 'atrofiepatroon?'])}`,
+    `Klinische gegevens: ${age(rng) + 10}-jarige ${rng.pick(['man', 'vrouw'])}, ${rng.pick(['geheugenklachten sinds twee jaar', 'progressieve cognitieve achteruitgang', 'gedragsverandering, verdenking FTD', 'woordvindstoornissen'])}. Vraagstelling: ${rng.pick(['neurodegeneratie?', 'vasculaire schade?', 'atrofiepatroon?'])}`,
     `Techniek: ${rng.pick(['3T', '1,5T'])}; sagittale 3D T1, FLAIR, T2, DWI en SWI.`,
     `Verslag: ${parts.join(' ')}${rng.chance(0.4) ? ' Geen ruimte-innemend proces. Normale flow voids.' : ''}`,
     `Conclusie: ${cap(conclusion)}.`,

@@ -259,6 +259,20 @@ const SCHEMES: Scheme[] = [
   },
 ];
 
+/** What the examination line names after the modality. */
+const EXAM: Record<string, string> = {
+  'BI-RADS': 'breast',
+  'CAD-RADS': 'coronary angiography',
+  'GB-RADS': 'upper abdomen (gallbladder)',
+  'LI-RADS': 'liver, multiphase',
+  'Lung-RADS': 'chest, low-dose screening',
+  'NI-RADS': 'neck with contrast',
+  'O-RADS': 'pelvis (adnexa)',
+  'PI-RADS': 'prostate, multiparametric',
+  'TI-RADS': 'thyroid',
+  'VI-RADS': 'bladder, multiparametric',
+};
+
 const PROFILES = [
   'early-career generalist',
   'mid-career generalist',
@@ -280,7 +294,7 @@ function rads(s: Scheme) {
     const impression = `${rng.pick(scenario.impression)}${rng.chance(0.65) ? ` ${written}.` : ''}`;
     const age = rng.int(34, 81);
     const text = [
-      `EXAMINATION: ${modality === 'Mammography' ? 'Bilateral mammography' : `${modality} ${s.title.split(' (')[0]!.toLowerCase()}`}`,
+      `EXAMINATION: ${modality === 'Mammography' ? 'Bilateral mammography' : `${modality} ${EXAM[s.scheme] ?? s.scheme}`}`,
       `CLINICAL INFORMATION: ${age}-year-old ${s.scheme === 'PI-RADS' ? 'man' : s.scheme === 'BI-RADS' || s.scheme === 'O-RADS' ? 'woman' : rng.pick(['man', 'woman'])}. ${scenario.label.startsWith('LR-TR') ? 'Follow-up after microwave ablation of HCC in segment 8.' : rng.pick(s.indication.filter((x) => !x.includes('ablation')))}`,
       `TECHNIQUE: ${s.technique[modality] ?? Object.values(s.technique)[0]}${terse ? '' : ' Comparison: ' + rng.pick(['none available.', 'prior study of last year.', 'outside images reviewed.'])}`,
       `FINDINGS: ${findings}${extras}${hedge}`,
