@@ -155,6 +155,11 @@ function writeRuns(dir: string, c: UseCaseGen, reports: { id: string; made: Made
     const config: Record<string, unknown> = {
       sampling: c.rads ? { temperature: 0, topP: 1, topK: 1, maxTokens: 50, seed: 42 } : { temperature: p.model.temperature, topP: 0.95, topK: 50 },
     };
+    // what the run would have needed on the paper's hardware: GPUs by model size and the wall
+    // time at 8 requests in flight (the imported run keeps it in its config)
+    const latencies = lines.map((l) => (JSON.parse(l) as { latency_ms: number }).latency_ms);
+    config['hardware'] = { gpu: 'H100 (synthetic)', gpuCount: p.model.gpus, concurrency: 8 };
+    config['wallTimeMs'] = Math.round(latencies.reduce((a, b) => a + b, 0) / 8);
     if (p.thinking !== undefined) config['thinking'] = p.thinking;
     if (p.guided !== undefined) config['guided'] = p.guided;
     entries.push({
