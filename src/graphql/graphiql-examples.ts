@@ -7,7 +7,7 @@
  * can see (EXAMPLE_IDS_QUERY, pickExampleIds, exampleVariables), so an example opens ready to run.
  */
 
-export type ExampleSlot = 'projectId' | 'useCaseId' | 'useCaseIds' | 'datasetId' | 'runId' | 'modelIds' | 'experimentId';
+export type ExampleSlot = 'projectId' | 'useCaseId' | 'useCaseIds' | 'radsUseCaseIds' | 'datasetId' | 'runId' | 'modelIds' | 'experimentId';
 
 export interface GraphiqlExample {
   /** URL name: /graphql?example=<name>. */
@@ -24,7 +24,7 @@ export const EXAMPLE_IDS_QUERY = `query ExampleIds {
   projects(first: 20) {
     nodes {
       id
-      useCases(first: 20) { nodes { id datasets(first: 1) { nodes { id } } runs(first: 1) { nodes { id } } } }
+      useCases(first: 50) { nodes { id tags datasets(first: 1) { nodes { id } } runs(first: 1) { totalCount nodes { id } } } }
       models(first: 50) { nodes { id endpoint { id } } }
       experiments(first: 1) { nodes { id } }
     }
@@ -233,10 +233,75 @@ query SizeClasses($projectId: ID!, $useCaseIds: [ID!]!) {
       estimate { ${ESTIMATE} }
       models { servedName parameterCountB }
     }
+    # general-purpose against medical models
+    specialisation: groupSummary(useCaseIds: $useCaseIds, groupBy: SPECIALISATION, options: { resamples: 200 }) {
+      group
+      memberCount
+      estimate { ${ESTIMATE} }
+    }
   }
 }
 `,
     variables: { projectId: '$projectId', useCaseIds: '$useCaseIds' },
+  },
+  {
+    name: 'strategy-effects',
+    title: 'Strategy effects against zero-shot',
+    query: `# Each strategy (and each model's best strategy) minus zero-shot, per model and
+# use case and pooled, with intervals and q-values; how often each strategy was best.
+query StrategyEffects($projectId: ID!, $useCaseIds: [ID!]!) {
+  project(id: $projectId) {
+    strategyEffects(useCaseIds: $useCaseIds, baseline: ZERO_SHOT, options: { resamples: 200 }) {
+      baseline
+      comparisons
+      topRanked { strategy count }
+      rows {
+        model { servedName }
+        useCase { name }
+        strategy
+        best
+        bestStrategies
+        memberCount
+        value { ${ESTIMATE} }
+        difference { value ciLow ciHigh qValue }
+      }
+    }
+  }
+}
+`,
+    variables: { projectId: '$projectId', useCaseIds: '$useCaseIds' },
+  },
+  {
+    name: 'rads-validity',
+    title: 'RADS: validity and accuracy by model size and scheme complexity',
+    query: `# The RADS paper's tables: validity, effective and conditional accuracy by size bin
+# and complexity bin, and guided against zero-shot prompting.
+query RadsValidity($projectId: ID!, $radsUseCaseIds: [ID!]!) {
+  project(id: $projectId) {
+    bySize: stratifiedResults(
+      useCaseIds: $radsUseCaseIds
+      groupBy: { by: SIZE_BIN, sizeBinEdges: [1, 10, 29, 100] }
+      stratifyBy: { useCaseTagPrefix: "complexity:" }
+      options: { resamples: 200 }
+    ) {
+      group
+      stratum
+      predictions
+      validity { ${ESTIMATE} }
+      effective { ${ESTIMATE} }
+      conditional { ${ESTIMATE} }
+      invalid { category count }
+    }
+    byPrompting: stratifiedResults(useCaseIds: $radsUseCaseIds, groupBy: { by: GUIDANCE }, options: { resamples: 200 }) {
+      group
+      predictions
+      validity { ${ESTIMATE} }
+      effective { ${ESTIMATE} }
+    }
+  }
+}
+`,
+    variables: { projectId: '$projectId', radsUseCaseIds: '$radsUseCaseIds' },
   },
   {
     name: 'variance',
@@ -261,7 +326,8 @@ query Variance($useCaseId: ID!, $datasetId: ID!) {
   {
     name: 'throughput',
     title: 'Throughput and tokens per run',
-    query: `# Tokens, latency and speed of each run (executed runs; imported ones have no timings).
+    query: `# Tokens, latency and speed of each run. Imported runs (the demo's) carry tokens and
+# latency percentiles; speed needs an executed run (start one on the demo model server).
 query Throughput($useCaseId: ID!) {
   useCase: node(id: $useCaseId) {
     ... on UseCase {
@@ -328,11 +394,11 @@ subscription WatchExperiment($experimentId: ID!) {
  * page): self-contained, plain JavaScript once the types are stripped.
  */
 
-/** The ids examples use, from EXAMPLE_IDS_QUERY's answer: the first project with scored data. */
+/** The ids examples use, from EXAMPLE_IDS_QUERY's answer: the first project with scored data, its use case with the most runs. */
 export function pickExampleIds(data: unknown): ExampleIds {
   const projects = ((data as { projects?: { nodes?: unknown[] } } | null)?.projects?.nodes ?? []) as {
     id: string;
-    useCases?: { nodes?: { id: string; datasets?: { nodes?: { id: string }[] }; runs?: { nodes?: { id: string }[] } }[] };
+    useCases?: { nodes?: { id: string; tags?: string[]; datasets?: { nodes?: { id: string }[] }; runs?: { totalCount?: number; nodes?: { id: string }[] } }[] };
     models?: { nodes?: { id: string; endpoint?: { id: string } | null }[] };
     experiments?: { nodes?: { id: string }[] };
   }[];
@@ -343,8 +409,14 @@ export function pickExampleIds(data: unknown): ExampleIds {
   if (!project) return ids;
   ids.projectId = project.id;
   const useCases = useCasesOf(project);
-  const useCase = useCases.find(scored) ?? useCases[0];
+  // the scored use case with the most runs makes the richest leaderboard and heatmap
+  let useCase = useCases.find(scored) ?? useCases[0];
+  for (const u of useCases) {
+    if (scored(u) && (u.runs?.totalCount ?? 0) > ((useCase && useCase.runs && useCase.runs.totalCount) || 0)) useCase = u;
+  }
   if (useCases.length > 0) ids.useCaseIds = useCases.map((u) => u.id);
+  const rads = useCases.filter((u) => (u.tags ?? []).indexOf('RADS') >= 0);
+  if (rads.length > 0) ids.radsUseCaseIds = rads.map((u) => u.id);
   if (useCase) {
     ids.useCaseId = useCase.id;
     const dataset = useCase.datasets?.nodes?.[0];
@@ -366,7 +438,7 @@ export function exampleVariables(example: { variables: Record<string, unknown> }
       const slot = value.slice(1) as ExampleSlot;
       const id = ids[slot];
       if (id !== undefined) return id;
-      return slot === 'useCaseIds' || slot === 'modelIds' ? [`<${slot}>`] : `<${slot}>`;
+      return slot === 'useCaseIds' || slot === 'radsUseCaseIds' || slot === 'modelIds' ? [`<${slot}>`] : `<${slot}>`;
     }
     if (Array.isArray(value)) return value.map(fill);
     if (value && typeof value === 'object') {

@@ -60,7 +60,7 @@ describe('GraphiQL', () => {
   it('names every example once, and each validates against the live schema', async () => {
     const names = GRAPHIQL_EXAMPLES.map((e) => e.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names).toEqual(expect.arrayContaining(['leaderboard', 'model-vs-humans', 'heatmap', 'start-experiment', 'watch-experiment']));
+    expect(names).toEqual(expect.arrayContaining(['leaderboard', 'model-vs-humans', 'heatmap', 'strategy-effects', 'rads-validity', 'start-experiment', 'watch-experiment']));
     const schema = buildClientSchema(ok(await t.gql<IntrospectionQuery>(getIntrospectionQuery())));
     for (const example of [...GRAPHIQL_EXAMPLES, { name: 'ids', query: EXAMPLE_IDS_QUERY }]) {
       const errors = validate(schema, parse(example.query));
@@ -92,6 +92,7 @@ describe('GraphiQL examples on the seeded demo', () => {
     const found = await ids();
     for (const slot of ['projectId', 'useCaseId', 'datasetId', 'runId'] as const) expect(typeof found[slot]).toBe('string');
     expect((found.useCaseIds as string[]).length).toBeGreaterThanOrEqual(2);
+    expect((found.radsUseCaseIds as string[]).length).toBe(10);
     expect(found.modelIds).toBeUndefined();
   });
 
@@ -112,6 +113,14 @@ describe('GraphiQL examples on the seeded demo', () => {
     expect(entries.every((e) => e.macroAverage.ciLow <= e.macroAverage.ciHigh && e.rankCiLow <= e.rankCiHigh)).toBe(true);
     const humans = ok(await t.gql(example('model-vs-humans').query, exampleVariables(example('model-vs-humans'), found)));
     expect(humans.run.scores.variables.some((v: { interRaterAgreement: unknown }) => v.interRaterAgreement !== null)).toBe(true);
+    const effects = ok(await t.gql(example('strategy-effects').query, exampleVariables(example('strategy-effects'), found)));
+    expect(effects.project.strategyEffects.topRanked.length).toBeGreaterThanOrEqual(2);
+    const sizes = ok(await t.gql(example('size-classes').query, exampleVariables(example('size-classes'), found)));
+    expect(sizes.project.groupSummary.map((g: { group: string }) => g.group)).toEqual(expect.arrayContaining(['LARGE', 'MEDIUM', 'SMALL', 'TINY']));
+    const rads = ok(await t.gql(example('rads-validity').query, exampleVariables(example('rads-validity'), found)));
+    expect(rads.project.byPrompting.map((g: { group: string }) => g.group).sort()).toEqual(['GUIDED', 'ZERO_SHOT']);
+    const variance = ok(await t.gql(example('variance').query, exampleVariables(example('variance'), found)));
+    expect(variance.useCase.varianceDecomposition.warnings).toEqual([]);
   });
 
   it('registers an endpoint, starts an experiment and watches it to the end, as the examples do', async () => {

@@ -26,9 +26,9 @@ describe('scores through GraphQL equal the analytics layer', () => {
   beforeAll(async () => {
     t = await startTestApp();
     await seedDemo(t.dataSource, t.services, createLogger('silent'));
-    const result = await t.gql(`{ projects { nodes { useCases(first: 10) { nodes { id name datasets { nodes { id } }
+    const result = await t.gql(`{ projects { nodes { useCases(first: 50) { nodes { id name datasets { nodes { id } }
       runs { nodes { id name } } } } } } }`);
-    const useCase = result.data!.projects.nodes[0].useCases.nodes.find((u: { name: string }) => u.name.startsWith('Melanoma'));
+    const useCase = result.data!.projects.nodes[0].useCases.nodes.find((u: { name: string }) => u.name === 'Melanoma pathology (Dutch)');
     useCaseId = useCase.id;
     datasetId = useCase.datasets.nodes[0].id;
     runs = useCase.runs.nodes;
