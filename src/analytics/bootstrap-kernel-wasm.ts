@@ -44,6 +44,12 @@ const LOCAL_GET = 0x20;
 const LOCAL_SET = 0x21;
 const LOCAL_TEE = 0x22;
 const I32_LOAD = 0x28;
+const F64_LOAD = 0x2b;
+const I32_LOAD8_U = 0x2d;
+const I32_STORE = 0x36;
+const F64_STORE = 0x39;
+const I32_NE = 0x47;
+const F64_CONVERT_I32_U = 0xb8;
 const I32_CONST = 0x41;
 const I32_LT_S = 0x48;
 const I32_GE_S = 0x4e;
@@ -61,6 +67,7 @@ const V128_LOAD = 0x00;
 const V128_LOAD16X4_U = 0x04;
 const V128_STORE = 0x0b;
 const V128_CONST = 0x0c;
+const F64X2_SPLAT = 0x14;
 const F64X2_EQ = 0x47;
 const F64X2_GT = 0x4a;
 const V128_AND = 0x4e;
@@ -71,6 +78,7 @@ const I16X8_EXTEND_HIGH_I8X16_U = 0x8a;
 const I16X8_ADD = 0x8e;
 const F64X2_ADD = 0xf0;
 const F64X2_SUB = 0xf1;
+const F64X2_MUL = 0xf2;
 const F64X2_DIV = 0xf3;
 const F64X2_CONVERT_LOW_I32X4_S = 0xfe;
 
@@ -124,6 +132,12 @@ class Code {
   }
   i32Load(offset = 0): this {
     this.bytes.push(I32_LOAD, 2);
+    uleb(offset, this.bytes);
+    return this;
+  }
+  /** Scalar memory access (opcode, alignment hint 2^align, constant offset). */
+  mem(op: number, align: number, offset = 0): this {
+    this.bytes.push(op, align);
     uleb(offset, this.bytes);
     return this;
   }
@@ -315,6 +329,96 @@ function variableBlockBody(): number[] {
   return [...locals, ...c.bytes];
 }
 
+/** f64x2 vectors of runs per tile of {@link realReplicateBody}: TILE · 2 runs at a time. */
+export const REAL_TILE = 8;
+
+/**
+ * realReplicate(wbase, G, groupTab, list, X, rowBytes, T, sums, den) → present: one replicate
+ * of one variable for runs of real-valued item scores, the runs in f64 lanes.
+ * - wbase + o: the replicate's u8 multiplicity of the report with byte offset o (o = i·LANES,
+ *   as in the group lists of `variableBlock`).
+ * - groupTab: per group g, (list, count) of its annotated reports in segment order.
+ * - Phase 1 writes at `list` the (row offset k·rowBytes, w) pairs of the reports with w > 0, in
+ *   segment order, and per group at den + 16·g: D_g as f64, then the end of its pairs (i32).
+ * - Phase 2, per tile of TILE vectors (2·TILE runs; X + k·rowBytes + 16·TILE·t holds report k's
+ *   scores of the tile's runs): per group with D_g > 0, s = Σ fl(w·x) left to right over its
+ *   pairs (a report with w = 0 adds ±0, which leaves s unchanged, so skipping it changes no bit),
+ *   then sums[run] += s / D_g, the scalar definition's operations in its order.
+ * Returns the number of groups with D_g > 0; the caller divides.
+ */
+function realReplicateBody(): number[] {
+  const [WBASE, G, GTAB, LIST, X, ROW, T, SUMS, DEN] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+  const [GI, Q, QEND, P, PEND, KOFF, D, PRESENT, TI, TOFF, XR] = [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
+  const [WV] = [20];
+  const A0 = 21;
+  const TILE = REAL_TILE;
+  const c = new Code();
+  // Phase 1: lists, denominators, present.
+  c.get(LIST).set(P);
+  c.i32(0).set(KOFF).i32(0).set(PRESENT).i32(0).set(GI);
+  c.op(BLOCK, VOID).op(LOOP, VOID);
+  c.get(GI).get(G).op(I32_GE_S).op(BR_IF, 1);
+  c.get(GTAB).get(GI).i32(3).op(I32_SHL).op(I32_ADD).tee(Q).i32Load(4).i32(2).op(I32_SHL).get(Q).i32Load(0).tee(Q).op(I32_ADD).set(QEND);
+  c.i32(0).set(D);
+  c.op(BLOCK, VOID).op(LOOP, VOID);
+  c.get(Q).get(QEND).op(I32_GE_U).op(BR_IF, 1);
+  // w = mem8[wbase + off]; list[p] = (koff, w); p += 8 when w ≠ 0
+  c.get(P).get(KOFF).mem(I32_STORE, 2, 0);
+  c.get(P);
+  c.get(WBASE).get(Q).i32Load(0).op(I32_ADD).mem(I32_LOAD8_U, 0, 0).tee(XR);
+  c.mem(I32_STORE, 2, 4);
+  c.get(D).get(XR).op(I32_ADD).set(D);
+  c.get(P).get(XR).i32(0).op(I32_NE).i32(3).op(I32_SHL).op(I32_ADD).set(P);
+  c.get(KOFF).get(ROW).op(I32_ADD).set(KOFF);
+  c.get(Q).i32(4).op(I32_ADD).set(Q);
+  c.op(BR, 0).op(END).op(END);
+  c.get(DEN).get(GI).i32(4).op(I32_SHL).op(I32_ADD).tee(XR).get(D).op(F64_CONVERT_I32_U).mem(F64_STORE, 3, 0);
+  c.get(XR).get(P).mem(I32_STORE, 2, 8);
+  c.get(PRESENT).get(D).i32(0).op(I32_NE).op(I32_ADD).set(PRESENT);
+  c.get(GI).i32(1).op(I32_ADD).set(GI);
+  c.op(BR, 0).op(END).op(END);
+
+  // Phase 2: tiles of runs.
+  c.i32(0).set(TI).i32(0).set(TOFF);
+  c.op(BLOCK, VOID).op(LOOP, VOID);
+  c.get(TI).get(T).op(I32_GE_S).op(BR_IF, 1);
+  for (let v = 0; v < TILE; v++) c.get(SUMS).get(TOFF).op(I32_ADD).zero().simdMem(V128_STORE, 16 * v, 3);
+  c.get(LIST).set(P).i32(0).set(GI);
+  c.op(BLOCK, VOID).op(LOOP, VOID);
+  c.get(GI).get(G).op(I32_GE_S).op(BR_IF, 1);
+  c.get(DEN).get(GI).i32(4).op(I32_SHL).op(I32_ADD).tee(Q).i32Load(8).set(PEND);
+  c.get(P).get(PEND).op(I32_NE).op(IF, VOID);
+  for (let v = 0; v < TILE; v++) c.zero().set(A0 + v);
+  c.op(LOOP, VOID);
+  c.get(X).get(P).i32Load(0).op(I32_ADD).get(TOFF).op(I32_ADD).set(XR);
+  c.get(P).i32Load(4).op(F64_CONVERT_I32_U).simd(F64X2_SPLAT).set(WV);
+  for (let v = 0; v < TILE; v++) {
+    c.get(A0 + v).get(XR).simdMem(V128_LOAD, 16 * v, 3).get(WV).simd(F64X2_MUL).simd(F64X2_ADD).set(A0 + v);
+  }
+  c.get(P).i32(8).op(I32_ADD).tee(P).get(PEND).op(I32_LT_U).op(BR_IF, 0);
+  c.op(END);
+  c.get(Q).mem(F64_LOAD, 3, 0).simd(F64X2_SPLAT).set(WV);
+  for (let v = 0; v < TILE; v++) {
+    c.get(SUMS).get(TOFF).op(I32_ADD).tee(XR);
+    c.get(XR).simdMem(V128_LOAD, 16 * v, 3);
+    c.get(A0 + v).get(WV).simd(F64X2_DIV).simd(F64X2_ADD);
+    c.simdMem(V128_STORE, 16 * v, 3);
+  }
+  c.op(END);
+  c.get(GI).i32(1).op(I32_ADD).set(GI);
+  c.op(BR, 0).op(END).op(END);
+  c.get(TI).i32(1).op(I32_ADD).set(TI);
+  c.get(TOFF).i32(16 * TILE).op(I32_ADD).set(TOFF);
+  c.op(BR, 0).op(END).op(END);
+  c.get(PRESENT);
+  c.op(END);
+  const locals = vec([
+    [11, I32],
+    [1 + TILE, V128],
+  ]);
+  return [...locals, ...c.bytes];
+}
+
 /**
  * Bytes of the replicate-kernel module: imports its memory as `env.memory` (at least one page)
  * and exports `sumList` and `variableBlock`. The memory is imported, sized by the caller, and
@@ -324,18 +428,19 @@ function variableBlockBody(): number[] {
 export function buildReplicateKernelModule(): Uint8Array<ArrayBuffer> {
   const out: number[] = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
   const fnType = (params: number): number[] => [0x60, params, ...new Array<number>(params).fill(I32), 0];
-  section(1, vec([fnType(4), fnType(8)]), out);
+  section(1, vec([fnType(4), fnType(8), [0x60, 9, ...new Array<number>(9).fill(I32), 1, I32]]), out);
   section(2, vec([[...name('env'), ...name('memory'), 0x02, 0x00, 1]]), out);
-  section(3, vec([[0], [1]]), out);
+  section(3, vec([[0], [1], [2]]), out);
   section(
     7,
     vec([
       [...name('sumList'), 0x00, 0],
       [...name('variableBlock'), 0x00, 1],
+      [...name('realReplicate'), 0x00, 2],
     ]),
     out,
   );
-  const bodies = [sumListBody(), variableBlockBody()].map((b) => {
+  const bodies = [sumListBody(), variableBlockBody(), realReplicateBody()].map((b) => {
     const sized: number[] = [];
     uleb(b.length, sized);
     sized.push(...b);

@@ -20,6 +20,7 @@ import {
   GROUP_STRIDE,
   LANES,
   MULTIPLICITY_ADDR,
+  REAL_TILE,
   RUN_STRIDE,
   buildReplicateKernelModule,
 } from './bootstrap-kernel-wasm';
@@ -44,6 +45,18 @@ type VariableBlockFn = (
   out: number,
   flush: number,
 ) => void;
+
+type RealReplicateFn = (
+  wbase: number,
+  G: number,
+  groupTab: number,
+  list: number,
+  X: number,
+  rowBytes: number,
+  T: number,
+  sums: number,
+  den: number,
+) => number;
 
 let cachedModule: WebAssembly.Module | null | undefined;
 let shared: ReplicateKernel | null = null;
@@ -76,6 +89,7 @@ export interface KernelSegments {
 export class ReplicateKernel {
   private memory!: WebAssembly.Memory;
   private variableBlock!: VariableBlockFn;
+  private realReplicate!: RealReplicateFn;
   private n = 0;
   private B = 0;
   private blocks = 0;
@@ -99,6 +113,7 @@ export class ReplicateKernel {
     const instance = new WebAssembly.Instance(this.mod, { env: { memory } });
     this.memory = memory;
     this.variableBlock = instance.exports.variableBlock as VariableBlockFn;
+    this.realReplicate = instance.exports.realReplicate as RealReplicateFn;
   }
 
   /**
@@ -233,6 +248,66 @@ export class ReplicateKernel {
         const src = (outAddr + q * RUN_STRIDE) >> 3;
         out.set(f64.subarray(src, src + len), offset + runs[q]! * runStride + j * LANES);
       }
+    }
+    return true;
+  }
+
+  /**
+   * Replicates of one variable for the runs `runs` whose item scores are real numbers: run r's
+   * score of report idx[k] is runItems[r][idx[k]] (finite, checked by the caller); replicate b
+   * of run r goes to out[offset + r·runStride + b]. Per replicate, the reports with w > 0 are
+   * listed once in segment order and each (run, group) numerator is the scalar definition's
+   * left-to-right sum of fl(w·x), 2 runs per f64x2 lane and 16 runs per pass, so the replicates
+   * are bit-identical to the scalar kernel's. Returns false, writing nothing, when the tables
+   * would not fit in memory. O(B · (n_annotated + ⌈R/16⌉ · #{w > 0} · 8)) vector operations.
+   *
+   * @throws AnalyticsError BAD_INPUT when no matrix is loaded.
+   */
+  realReplicates(
+    seg: KernelSegments,
+    runItems: readonly ArrayLike<number>[],
+    runs: readonly number[],
+    out: Float64Array,
+    offset: number,
+    runStride: number,
+  ): boolean {
+    if (!this.loaded) throw new AnalyticsError('BAD_INPUT', 'ReplicateKernel: no multiplicity matrix loaded');
+    const { idx, segStart, G } = seg;
+    const R = runs.length;
+    const nv = idx.length;
+    const { n, B, blocks } = this;
+    const tileRuns = 2 * REAL_TILE;
+    const T = Math.ceil(R / tileRuns);
+    const rowBytes = T * tileRuns * 8;
+    // Layout after the matrix: group table, den/ends, sums, report list, pair list, scores.
+    const groupTab = MULTIPLICITY_ADDR + blocks * n * LANES;
+    const den = align16(groupTab + 8 * G);
+    const sums = den + 16 * G;
+    const all = sums + rowBytes;
+    const list = align16(all + 4 * nv);
+    const X = align16(list + 8 * nv);
+    if (!this.ensure(X + nv * rowBytes, groupTab)) return false;
+    const buf = this.memory.buffer;
+    const i32 = new Int32Array(buf);
+    const f64 = new Float64Array(buf);
+    for (let k = 0; k < nv; k++) i32[(all >> 2) + k] = idx[k]! * LANES;
+    for (let g = 0; g < G; g++) {
+      i32[(groupTab >> 2) + 2 * g] = all + 4 * segStart[g]!;
+      i32[(groupTab >> 2) + 2 * g + 1] = segStart[g + 1]! - segStart[g]!;
+    }
+    // Scores report-major in segment order, runs padded with zeros to whole tiles.
+    const x0 = X >> 3;
+    const stride = T * tileRuns;
+    f64.fill(0, x0, x0 + nv * stride);
+    for (let q = 0; q < R; q++) {
+      const items = runItems[runs[q]!]!;
+      for (let k = 0, at = x0 + q; k < nv; k++, at += stride) f64[at] = items[idx[k]!]!;
+    }
+    const s0 = sums >> 3;
+    for (let b = 0; b < B; b++) {
+      const wbase = MULTIPLICITY_ADDR + (b >> 7) * n * LANES + (b & (LANES - 1));
+      const present = this.realReplicate(wbase, G, groupTab, list, X, rowBytes, T, sums, den);
+      for (let q = 0; q < R; q++) out[offset + runs[q]! * runStride + b] = present === 0 ? NaN : f64[s0 + q]! / present;
     }
     return true;
   }

@@ -631,14 +631,21 @@ function groupedMeanReplicatesWith(
     return Float64Array.from(idx, (i) => items[i]!);
   };
 
-  // 0/1 runs go to the SIMD kernel when it is available; the scalar loop below takes the rest.
+  // 0/1 runs and real-valued runs go to the SIMD kernel when it is available; the scalar loop
+  // below takes the rest.
   if (packBinary && G > 0 && binaryRuns.length > 0) {
     const kernel = kernelSource.get(n, B);
     if (kernel && kernel.replicates({ idx, segStart, G }, bits, groupSums, binaryRuns, out, offset, runStride)) {
       binaryRuns.length = 0;
-      if (generalRuns.length === 0) return out;
     }
   }
+  if (packBinary && G > 0 && generalRuns.length > 0) {
+    const kernel = kernelSource.get(n, B);
+    if (kernel && kernel.realReplicates({ idx, segStart, G }, runItems, generalRuns, out, offset, runStride)) {
+      generalRuns.length = 0;
+    }
+  }
+  if (binaryRuns.length === 0 && generalRuns.length === 0) return out;
 
   // A lane sum is at most the largest row sum of the matrix (n for a drawn matrix; a supplied
   // one may sum higher); with a negative multiplicity lanes could borrow, so no packing then.
