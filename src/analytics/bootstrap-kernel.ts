@@ -21,6 +21,7 @@ import {
   LANES,
   MULTIPLICITY_ADDR,
   REAL_TILE,
+  REAL_TILE_BYTES,
   RUN_STRIDE,
   buildReplicateKernelModule,
 } from './bootstrap-kernel-wasm';
@@ -46,17 +47,29 @@ type VariableBlockFn = (
   flush: number,
 ) => void;
 
-type RealReplicateFn = (
+type RealListFn = (
   wbase: number,
   G: number,
   groupTab: number,
   list: number,
-  X: number,
-  rowBytes: number,
-  T: number,
-  sums: number,
   den: number,
+  listStride: number,
+  denStride: number,
 ) => number;
+type RealTileFn = (
+  nb: number,
+  G: number,
+  list: number,
+  listStride: number,
+  den: number,
+  denStride: number,
+  X: number,
+  sums: number,
+  sumsStride: number,
+) => void;
+
+/** Replicates per batch of the real-valued kernel: their pair lists stay in cache across tiles. */
+const REAL_BATCH = 16;
 
 let cachedModule: WebAssembly.Module | null | undefined;
 let shared: ReplicateKernel | null = null;
@@ -89,7 +102,8 @@ export interface KernelSegments {
 export class ReplicateKernel {
   private memory!: WebAssembly.Memory;
   private variableBlock!: VariableBlockFn;
-  private realReplicate!: RealReplicateFn;
+  private realList!: RealListFn;
+  private realTile!: RealTileFn;
   private n = 0;
   private B = 0;
   private blocks = 0;
@@ -113,7 +127,8 @@ export class ReplicateKernel {
     const instance = new WebAssembly.Instance(this.mod, { env: { memory } });
     this.memory = memory;
     this.variableBlock = instance.exports.variableBlock as VariableBlockFn;
-    this.realReplicate = instance.exports.realReplicate as RealReplicateFn;
+    this.realList = instance.exports.realList as RealListFn;
+    this.realTile = instance.exports.realTile as RealTileFn;
   }
 
   /**
@@ -276,17 +291,23 @@ export class ReplicateKernel {
     const R = runs.length;
     const nv = idx.length;
     const { n, B, blocks } = this;
+    // realList returns two 16-bit group counts.
+    if (G > 0xffff) return false;
     const tileRuns = 2 * REAL_TILE;
     const T = Math.ceil(R / tileRuns);
-    const rowBytes = T * tileRuns * 8;
-    // Layout after the matrix: group table, den/ends, sums, report list, pair list, scores.
+    const tileBytes = nv * REAL_TILE_BYTES;
+    const listStride = 8 * nv;
+    const denStride = 16 * G;
+    const sumsStride = T * REAL_TILE_BYTES;
+    // Layout after the matrix: group table, report list, per replicate of a batch its pair list,
+    // denominators and sums, then the scores tile by tile (tile t, report k: the tile's runs).
     const groupTab = MULTIPLICITY_ADDR + blocks * n * LANES;
-    const den = align16(groupTab + 8 * G);
-    const sums = den + 16 * G;
-    const all = sums + rowBytes;
-    const list = align16(all + 4 * nv);
-    const X = align16(list + 8 * nv);
-    if (!this.ensure(X + nv * rowBytes, groupTab)) return false;
+    const all = groupTab + 8 * G;
+    const lists = align16(all + 4 * nv);
+    const dens = lists + REAL_BATCH * listStride;
+    const sums = align16(dens + REAL_BATCH * denStride);
+    const X = sums + REAL_BATCH * sumsStride;
+    if (!this.ensure(X + T * tileBytes, groupTab)) return false;
     const buf = this.memory.buffer;
     const i32 = new Int32Array(buf);
     const f64 = new Float64Array(buf);
@@ -295,19 +316,33 @@ export class ReplicateKernel {
       i32[(groupTab >> 2) + 2 * g] = all + 4 * segStart[g]!;
       i32[(groupTab >> 2) + 2 * g + 1] = segStart[g + 1]! - segStart[g]!;
     }
-    // Scores report-major in segment order, runs padded with zeros to whole tiles.
+    // Runs past R in the last tile score 0 and are never read.
     const x0 = X >> 3;
-    const stride = T * tileRuns;
-    f64.fill(0, x0, x0 + nv * stride);
+    f64.fill(0, x0, x0 + T * (tileBytes >> 3));
     for (let q = 0; q < R; q++) {
       const items = runItems[runs[q]!]!;
-      for (let k = 0, at = x0 + q; k < nv; k++, at += stride) f64[at] = items[idx[k]!]!;
+      let at = x0 + Math.floor(q / tileRuns) * (tileBytes >> 3) + (q % tileRuns);
+      for (let k = 0; k < nv; k++, at += tileRuns) f64[at] = items[idx[k]!]!;
     }
-    const s0 = sums >> 3;
-    for (let b = 0; b < B; b++) {
-      const wbase = MULTIPLICITY_ADDR + (b >> 7) * n * LANES + (b & (LANES - 1));
-      const present = this.realReplicate(wbase, G, groupTab, list, X, rowBytes, T, sums, den);
-      for (let q = 0; q < R; q++) out[offset + runs[q]! * runStride + b] = present === 0 ? NaN : f64[s0 + q]! / present;
+    const present = new Int32Array(REAL_BATCH);
+    for (let b0 = 0; b0 < B; b0 += REAL_BATCH) {
+      const nb = Math.min(REAL_BATCH, B - b0);
+      // Two replicates per call (adjacent lanes of one block: batches start at multiples of 16).
+      for (let j = 0; j < nb; j += 2) {
+        const b = b0 + j;
+        const wbase = MULTIPLICITY_ADDR + (b >> 7) * n * LANES + (b & (LANES - 1));
+        const both = this.realList(wbase, G, groupTab, lists + j * listStride, dens + j * denStride, listStride, denStride);
+        present[j] = both & 0xffff;
+        present[j + 1] = both >>> 16;
+      }
+      for (let t = 0; t < T; t++) {
+        this.realTile(nb, G, lists, listStride, dens, denStride, X + t * tileBytes, sums + t * REAL_TILE_BYTES, sumsStride);
+      }
+      for (let j = 0; j < nb; j++) {
+        const p = present[j]!;
+        const s0 = (sums + j * sumsStride) >> 3;
+        for (let q = 0; q < R; q++) out[offset + runs[q]! * runStride + b0 + j] = p === 0 ? NaN : f64[s0 + q]! / p;
+      }
     }
     return true;
   }
