@@ -65,6 +65,7 @@ const V128 = 0x7b;
 
 const V128_LOAD = 0x00;
 const V128_LOAD16X4_U = 0x04;
+const V128_LOAD64_SPLAT = 0x0a;
 const V128_STORE = 0x0b;
 const V128_CONST = 0x0c;
 const F64X2_SPLAT = 0x14;
@@ -341,8 +342,8 @@ export const REAL_TILE_BYTES = 16 * REAL_TILE;
  * - wbase + o: the replicate's u8 multiplicity of the report with byte offset o (o = i·LANES,
  *   as in the group lists of `variableBlock`).
  * - groupTab: per group g, (list, count) of its annotated reports in segment order.
- * Writes at `list` the (k·REAL_TILE_BYTES, w) pairs of the reports with w > 0, k their position
- * in segment order, and per group at den + 16·g: D_g as f64, then the end of its pairs (i32).
+ * Writes at `list` the pairs (k·REAL_TILE_BYTES as i32, 4 bytes unused, w as f64), 16 bytes
+ * each, of the reports with w > 0, k their position in segment order, and per group at den + 16·g: D_g as f64, then the end of its pairs (i32).
  * Returns the numbers of groups with D_g > 0 of the two replicates, the second one · 65536.
  */
 function realListBody(): number[] {
@@ -362,13 +363,13 @@ function realListBody(): number[] {
   c.get(WBASE).get(Q).i32Load(0).op(I32_ADD).tee(W).mem(I32_LOAD8_U, 0, 1).set(W2);
   c.get(W).mem(I32_LOAD8_U, 0, 0).set(W);
   c.get(P).get(KOFF).mem(I32_STORE, 2, 0);
-  c.get(P).get(W).mem(I32_STORE, 2, 4);
+  c.get(P).get(W).op(F64_CONVERT_I32_U).mem(F64_STORE, 3, 8);
   c.get(P2).get(KOFF).mem(I32_STORE, 2, 0);
-  c.get(P2).get(W2).mem(I32_STORE, 2, 4);
+  c.get(P2).get(W2).op(F64_CONVERT_I32_U).mem(F64_STORE, 3, 8);
   c.get(D).get(W).op(I32_ADD).set(D);
   c.get(D2).get(W2).op(I32_ADD).set(D2);
-  c.get(P).get(W).i32(0).op(I32_NE).i32(3).op(I32_SHL).op(I32_ADD).set(P);
-  c.get(P2).get(W2).i32(0).op(I32_NE).i32(3).op(I32_SHL).op(I32_ADD).set(P2);
+  c.get(P).get(W).i32(0).op(I32_NE).i32(4).op(I32_SHL).op(I32_ADD).set(P);
+  c.get(P2).get(W2).i32(0).op(I32_NE).i32(4).op(I32_SHL).op(I32_ADD).set(P2);
   c.get(KOFF).i32(REAL_TILE_BYTES).op(I32_ADD).set(KOFF);
   c.get(Q).i32(4).op(I32_ADD).set(Q);
   c.op(BR, 0).op(END).op(END);
@@ -414,11 +415,11 @@ function realTileBody(): number[] {
   for (let v = 0; v < TILE; v++) c.zero().set(A0 + v);
   c.op(LOOP, VOID);
   c.get(X).get(P).i32Load(0).op(I32_ADD).set(XR);
-  c.get(P).i32Load(4).op(F64_CONVERT_I32_U).simd(F64X2_SPLAT).set(WV);
+  c.get(P).simdMem(V128_LOAD64_SPLAT, 8, 3).set(WV);
   for (let v = 0; v < TILE; v++) {
     c.get(A0 + v).get(WV).get(XR).simdMem(V128_LOAD, 16 * v, 3).simd(F64X2_MUL).simd(F64X2_ADD).set(A0 + v);
   }
-  c.get(P).i32(8).op(I32_ADD).tee(P).get(PEND).op(I32_LT_U).op(BR_IF, 0);
+  c.get(P).i32(16).op(I32_ADD).tee(P).get(PEND).op(I32_LT_U).op(BR_IF, 0);
   c.op(END);
   c.get(Q).mem(F64_LOAD, 3, 0).simd(F64X2_SPLAT).set(WV);
   for (let v = 0; v < TILE; v++) {

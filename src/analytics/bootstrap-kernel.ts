@@ -296,7 +296,7 @@ export class ReplicateKernel {
     const tileRuns = 2 * REAL_TILE;
     const T = Math.ceil(R / tileRuns);
     const tileBytes = nv * REAL_TILE_BYTES;
-    const listStride = 8 * nv;
+    const listStride = 16 * nv;
     const denStride = 16 * G;
     const sumsStride = T * REAL_TILE_BYTES;
     // Layout after the matrix: group table, report list, per replicate of a batch its pair list,
@@ -338,10 +338,13 @@ export class ReplicateKernel {
       for (let t = 0; t < T; t++) {
         this.realTile(nb, G, lists, listStride, dens, denStride, X + t * tileBytes, sums + t * REAL_TILE_BYTES, sumsStride);
       }
-      for (let j = 0; j < nb; j++) {
-        const p = present[j]!;
-        const s0 = (sums + j * sumsStride) >> 3;
-        for (let q = 0; q < R; q++) out[offset + runs[q]! * runStride + b0 + j] = p === 0 ? NaN : f64[s0 + q]! / p;
+      // Run by run, so the writes to `out` are contiguous.
+      for (let q = 0; q < R; q++) {
+        const at = offset + runs[q]! * runStride + b0;
+        for (let j = 0, src = (sums >> 3) + q; j < nb; j++, src += sumsStride >> 3) {
+          const p = present[j]!;
+          out[at + j] = p === 0 ? NaN : f64[src]! / p;
+        }
       }
     }
     return true;
