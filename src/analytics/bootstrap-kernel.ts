@@ -1,6 +1,7 @@
 /**
- * Integer kernel for bootstrap replicates of grouped means whose item scores are 0/1
- * (METRICS.md §5), run in WebAssembly SIMD.
+ * Kernel for bootstrap replicates of grouped means (METRICS.md §5), run in WebAssembly SIMD:
+ * {@link ReplicateKernel.replicates} for 0/1 item scores (below), and
+ * {@link ReplicateKernel.realReplicates} for real-valued ones (cosine, list similarity, …).
  *
  * For 0/1 scores the numerator N_gr(w) = Σ_{i∈g} w_i x_ri is an integer count, so it can be
  * summed in any order without changing a bit. The kernel therefore
@@ -12,6 +13,9 @@
  * - finishes each replicate with the scalar definition's float operations in the same order
  *   (Σ over groups in group order of N/D_g for D_g > 0, then / #groups present), so replicates
  *   are bit-identical to the scalar kernel's.
+ * Real-valued scores: runs in f64 lanes, 14 runs per pass over a replicate's reports with w > 0
+ * (a report with w = 0 adds ±0 to the scalar sum, which changes no bit), the scalar definition's
+ * operations in its order, so replicates are bit-identical to the scalar kernel's too.
  * Exactness: lanes accumulate in u8 and are widened to u16 every ⌊255 / max w⌋ reports; u16 lane
  * sums never exceed a row sum of the multiplicity matrix, which {@link ReplicateKernel.load}
  * requires to be ≤ 65535 (it declines the matrix otherwise and the caller uses the scalar kernel).
