@@ -276,9 +276,10 @@ export class ReplicateKernel {
    * score of report idx[k] is runItems[r][idx[k]] (finite, checked by the caller); replicate b
    * of run r goes to out[offset + r·runStride + b]. Per replicate, the reports with w > 0 are
    * listed once in segment order and each (run, group) numerator is the scalar definition's
-   * left-to-right sum of fl(w·x), 2 runs per f64x2 lane and 16 runs per pass, so the replicates
-   * are bit-identical to the scalar kernel's. Returns false, writing nothing, when the tables
-   * would not fit in memory. O(B · (n_annotated + ⌈R/16⌉ · #{w > 0} · 8)) vector operations.
+   * left-to-right sum of fl(w·x), 2 runs per f64x2 vector and 2 · REAL_TILE runs per pass, so
+   * the replicates are bit-identical to the scalar kernel's. Returns false, writing nothing, when
+   * the tables would not fit in memory (or G > 65535). O(B · (n_annotated / 2 + ⌈R / 14⌉ ·
+   * #{w > 0} · 7)) vector operations, O(n · R) memory beside the matrix.
    *
    * @throws AnalyticsError BAD_INPUT when no matrix is loaded.
    */
