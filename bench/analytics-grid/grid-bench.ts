@@ -23,7 +23,14 @@ const B = 1000;
 const SEED = 42;
 const DATA_SEED = 20240601;
 
-const outDir = join(__dirname, '..', '.data', 'analytics-grid');
+function arg(name: string, fallback: number): number {
+  const at = process.argv.indexOf(name);
+  return at >= 0 ? Number(process.argv[at + 1]) : fallback;
+}
+
+const REAL = arg('--real', 0);
+const WORKLOAD = REAL === 0 ? 'binary' : `real${REAL}`;
+const outDir = join(__dirname, '..', '.data', 'analytics-grid', WORKLOAD);
 
 /** xorshift32: deterministic synthetic data independent of the bootstrap generator. */
 function xorshift32(seed: number): () => number {
@@ -38,7 +45,7 @@ function xorshift32(seed: number): () => number {
   };
 }
 
-function makeData(): { variables: GridVariable[]; runs: GridRun[]; groups: Int32Array; items: Uint8Array; classes: number[] } {
+function makeData(): { variables: GridVariable[]; runs: GridRun[]; groups: Int32Array; items: Float64Array; classes: number[] } {
   const rnd = xorshift32(DATA_SEED);
   const classes = Array.from({ length: V }, (_, v) => (v < CATEGORICAL ? 2 + (v % 8) : 1));
   const groups = new Int32Array(V * N);
@@ -54,15 +61,18 @@ function makeData(): { variables: GridVariable[]; runs: GridRun[]; groups: Int32
       groups[v * N + i] = Math.min(classes[v]! - 1, Math.floor(classes[v]! * u * u));
     }
   }
-  const items = new Uint8Array(R * V * N);
+  const items = new Float64Array(R * V * N);
   for (let r = 0; r < R; r++) {
     const skill = 0.35 + 0.6 * (r / (R - 1));
     for (let v = 0; v < V; v++) {
+      const real = v >= V - REAL;
       for (let i = 0; i < N; i++) {
         const g = groups[v * N + i]!;
         // Rarer classes are harder: accuracy falls with the class index.
         const p = g < 0 ? 0 : skill * (1 - 0.05 * g);
-        items[(r * V + v) * N + i] = g >= 0 && rnd() < p ? 1 : 0;
+        const hit = g >= 0 && rnd() < p;
+        // Real-valued: a similarity near 1 for a hit, lower otherwise, never exactly 0 or 1.
+        items[(r * V + v) * N + i] = real ? (hit ? 0.999 - 0.3 * rnd() * rnd() : 0.001 + 0.6 * rnd()) : hit ? 1 : 0;
       }
     }
   }
@@ -88,8 +98,7 @@ function median(xs: number[]): number {
 }
 
 function main(): void {
-  const repeatsArg = process.argv.indexOf('--repeats');
-  const repeats = repeatsArg >= 0 ? Number(process.argv[repeatsArg + 1]) : 3;
+  const repeats = arg('--repeats', 3);
   const { variables, runs, groups, items, classes } = makeData();
 
   const timings: Record<string, number[]> = { default: [], scalar: [] };
@@ -123,7 +132,7 @@ function main(): void {
 
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'groups.i32'), Buffer.from(groups.buffer));
-  writeFileSync(join(outDir, 'items.u8'), Buffer.from(items.buffer));
+  writeFileSync(join(outDir, 'items.f64'), Buffer.from(items.buffer));
   writeFileSync(join(outDir, 'multiplicities.i32'), Buffer.from(result.multiplicities.buffer));
   // Per (run, variable): point, ciLow, ciHigh; then per run the macro triple.
   const summary = new Float64Array(R * V * 3 + R * 3);
@@ -137,6 +146,8 @@ function main(): void {
   }
   writeFileSync(join(outDir, 'ts-summary.f64'), Buffer.from(summary.buffer));
   const report = {
+    workload: WORKLOAD,
+    realVariables: REAL,
     n: N,
     runs: R,
     variables: V,
@@ -156,8 +167,8 @@ function main(): void {
   };
   writeFileSync(join(outDir, 'ts-timing.json'), JSON.stringify(report, null, 2));
   process.stdout.write(
-    `TypeScript bootstrapGrid (${R} runs × ${N} reports × ${V} variables, B=${B}, includes resampling and intervals)\n` +
-      `  default (WebAssembly SIMD 0/1 kernel): median ${report.medianDefault.toFixed(3)} s over ${repeats} runs [${timings.default!.map((t) => t.toFixed(3)).join(', ')}]\n` +
+    `TypeScript bootstrapGrid (${R} runs × ${N} reports × ${V} variables, ${REAL} of them real-valued, B=${B}, includes resampling and intervals)\n` +
+      `  default (WebAssembly SIMD kernels):    median ${report.medianDefault.toFixed(3)} s over ${repeats} runs [${timings.default!.map((t) => t.toFixed(3)).join(', ')}]\n` +
       `  scalar kernel (packBinary: false):     median ${report.medianScalar.toFixed(3)} s over ${repeats} runs [${timings.scalar!.map((t) => t.toFixed(3)).join(', ')}]\n` +
       `    parts, timed alone: drawing the matrix ${report.medianDraw.toFixed(3)} s, the ${R * V + R} percentile intervals ${report.medianIntervals.toFixed(3)} s (medians)\n` +
       `  replicates of the two kernels bit-identical: ${bitIdentical ? 'yes' : 'NO'}\n`,

@@ -6,7 +6,7 @@ dense matrix products (one W[:, class] @ X[class, :] per variable and class), ch
 result against the TypeScript summary and prints both timings and their ratio.
 
 Usage: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 \
-         /usr/bin/python3 bench/analytics-grid/grid_numpy.py [--repeats 3]
+         /usr/bin/python3 bench/analytics-grid/grid_numpy.py [--repeats 3] [--workload binary|real4|real16]
 """
 import json
 import os
@@ -15,11 +15,11 @@ import time
 
 import numpy as np
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".data", "analytics-grid")
+DATA_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".data", "analytics-grid")
 
 
 def grid(groups, items, W, confidence):
-    """groups: V x N (-1 = no reference); items: R x V x N (0/1); W: B x N multiplicities."""
+    """groups: V x N (-1 = no reference); items: R x V x N (item scores); W: B x N multiplicities."""
     V, N = groups.shape
     R = items.shape[0]
     B = W.shape[0]
@@ -57,11 +57,13 @@ def grid(groups, items, W, confidence):
 
 def main():
     repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
+    workload = sys.argv[sys.argv.index("--workload") + 1] if "--workload" in sys.argv else "binary"
+    DATA = os.path.join(DATA_ROOT, workload)
     with open(os.path.join(DATA, "ts-timing.json")) as f:
         meta = json.load(f)
     N, R, V, B = meta["n"], meta["runs"], meta["variables"], meta["resamples"]
     groups = np.fromfile(os.path.join(DATA, "groups.i32"), dtype=np.int32).reshape(V, N)
-    items = np.fromfile(os.path.join(DATA, "items.u8"), dtype=np.uint8).reshape(R, V, N)
+    items = np.fromfile(os.path.join(DATA, "items.f64"), dtype=np.float64).reshape(R, V, N)
     W = np.fromfile(os.path.join(DATA, "multiplicities.i32"), dtype=np.int32).reshape(B, N)
 
     grid(groups, items, W, meta["confidence"])  # warm-up
@@ -84,7 +86,7 @@ def main():
     )
     med = float(np.median(times))
     print(
-        f"NumPy {np.__version__} grid (same data, same multiplicity matrix; excludes resampling), "
+        f"NumPy {np.__version__} grid, workload {workload} (same data, same multiplicity matrix; excludes resampling), "
         f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}\n"
         f"  median {med:.3f} s over {repeats} runs [{', '.join(f'{t:.3f}' for t in times)}]\n"
         f"  max |TypeScript - NumPy| over all points and interval bounds: {diff:.3e}\n"

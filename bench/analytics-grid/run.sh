@@ -1,7 +1,12 @@
 #!/bin/sh
-# Paper-scale bootstrap grid: TypeScript (bootstrapGrid) then NumPy on the same data and resamples.
+# Paper-scale bootstrap grid: TypeScript (bootstrapGrid) then NumPy on the same data and resamples,
+# for 0/1 item scores only, then with 4 and with all 16 variables real-valued.
 set -eu
 cd "$(dirname "$0")/../.."
-node bench/analytics-grid/ts-run.js bench/analytics-grid/grid-bench.ts --repeats "${REPEATS:-3}"
-env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 \
-  /usr/bin/python3 bench/analytics-grid/grid_numpy.py --repeats "${REPEATS:-3}"
+for real in 0 4 16; do
+  workload=binary
+  [ "$real" -eq 0 ] || workload="real$real"
+  node bench/analytics-grid/ts-run.js bench/analytics-grid/grid-bench.ts --repeats "${REPEATS:-3}" --real "$real"
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 \
+    /usr/bin/python3 bench/analytics-grid/grid_numpy.py --repeats "${REPEATS:-3}" --workload "$workload"
+done

@@ -44,6 +44,12 @@ const LOCAL_GET = 0x20;
 const LOCAL_SET = 0x21;
 const LOCAL_TEE = 0x22;
 const I32_LOAD = 0x28;
+const F64_LOAD = 0x2b;
+const I32_LOAD8_U = 0x2d;
+const I32_STORE = 0x36;
+const F64_STORE = 0x39;
+const I32_NE = 0x47;
+const F64_CONVERT_I32_U = 0xb8;
 const I32_CONST = 0x41;
 const I32_LT_S = 0x48;
 const I32_GE_S = 0x4e;
@@ -59,8 +65,10 @@ const V128 = 0x7b;
 
 const V128_LOAD = 0x00;
 const V128_LOAD16X4_U = 0x04;
+const V128_LOAD64_SPLAT = 0x0a;
 const V128_STORE = 0x0b;
 const V128_CONST = 0x0c;
+const F64X2_SPLAT = 0x14;
 const F64X2_EQ = 0x47;
 const F64X2_GT = 0x4a;
 const V128_AND = 0x4e;
@@ -71,6 +79,7 @@ const I16X8_EXTEND_HIGH_I8X16_U = 0x8a;
 const I16X8_ADD = 0x8e;
 const F64X2_ADD = 0xf0;
 const F64X2_SUB = 0xf1;
+const F64X2_MUL = 0xf2;
 const F64X2_DIV = 0xf3;
 const F64X2_CONVERT_LOW_I32X4_S = 0xfe;
 
@@ -124,6 +133,12 @@ class Code {
   }
   i32Load(offset = 0): this {
     this.bytes.push(I32_LOAD, 2);
+    uleb(offset, this.bytes);
+    return this;
+  }
+  /** Scalar memory access (opcode, alignment hint 2^align, constant offset). */
+  mem(op: number, align: number, offset = 0): this {
+    this.bytes.push(op, align);
     uleb(offset, this.bytes);
     return this;
   }
@@ -315,27 +330,145 @@ function variableBlockBody(): number[] {
   return [...locals, ...c.bytes];
 }
 
+/** f64x2 vectors of runs per tile of {@link realTileBody}: 2 · REAL_TILE runs at a time. */
+export const REAL_TILE = 7;
+/** Bytes of one report's scores in a tile (2 · REAL_TILE f64). */
+export const REAL_TILE_BYTES = 16 * REAL_TILE;
+
+/**
+ * realList(wbase, G, groupTab, list, den, listStride, denStride) → present: phase 1 of two
+ * replicates (lanes wbase and wbase + 1 of a multiplicity block) of one variable with
+ * real-valued item scores; the second replicate's tables follow at + listStride / + denStride.
+ * - wbase + o: the replicate's u8 multiplicity of the report with byte offset o (o = i·LANES,
+ *   as in the group lists of `variableBlock`).
+ * - groupTab: per group g, (list, count) of its annotated reports in segment order.
+ * Writes at `list` the pairs (k·REAL_TILE_BYTES as i32, 4 bytes unused, w as f64), 16 bytes
+ * each, of the reports with w > 0, k their position in segment order, and per group at den + 16·g: D_g as f64, then the end of its pairs (i32).
+ * Returns the numbers of groups with D_g > 0 of the two replicates, the second one · 65536.
+ */
+function realListBody(): number[] {
+  const [WBASE, G, GTAB, LIST, DEN, LSTRIDE, DSTRIDE] = [0, 1, 2, 3, 4, 5, 6];
+  const [GI, Q, QEND, P, P2, KOFF, D, D2, PRESENT, W, W2] = [7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17];
+  const c = new Code();
+  c.get(LIST).set(P).get(LIST).get(LSTRIDE).op(I32_ADD).set(P2);
+  c.i32(0).set(KOFF).i32(0).set(PRESENT).i32(0).set(GI);
+  c.op(BLOCK, VOID).op(LOOP, VOID);
+  c.get(GI).get(G).op(I32_GE_S).op(BR_IF, 1);
+  // q = groupTab[g].list, qend = q + 4 · groupTab[g].count
+  c.get(GTAB).get(GI).i32(3).op(I32_SHL).op(I32_ADD).tee(Q).i32Load(4).i32(2).op(I32_SHL).get(Q).i32Load(0).tee(Q).op(I32_ADD).set(QEND);
+  c.i32(0).set(D).i32(0).set(D2);
+  c.op(BLOCK, VOID).op(LOOP, VOID);
+  c.get(Q).get(QEND).op(I32_GE_U).op(BR_IF, 1);
+  // Branch-free: w = mem8[wbase + offset]; list[p] = (koff, w); p += 8 when w ≠ 0.
+  c.get(WBASE).get(Q).i32Load(0).op(I32_ADD).tee(W).mem(I32_LOAD8_U, 0, 1).set(W2);
+  c.get(W).mem(I32_LOAD8_U, 0, 0).set(W);
+  c.get(P).get(KOFF).mem(I32_STORE, 2, 0);
+  c.get(P).get(W).op(F64_CONVERT_I32_U).mem(F64_STORE, 3, 8);
+  c.get(P2).get(KOFF).mem(I32_STORE, 2, 0);
+  c.get(P2).get(W2).op(F64_CONVERT_I32_U).mem(F64_STORE, 3, 8);
+  c.get(D).get(W).op(I32_ADD).set(D);
+  c.get(D2).get(W2).op(I32_ADD).set(D2);
+  c.get(P).get(W).i32(0).op(I32_NE).i32(4).op(I32_SHL).op(I32_ADD).set(P);
+  c.get(P2).get(W2).i32(0).op(I32_NE).i32(4).op(I32_SHL).op(I32_ADD).set(P2);
+  c.get(KOFF).i32(REAL_TILE_BYTES).op(I32_ADD).set(KOFF);
+  c.get(Q).i32(4).op(I32_ADD).set(Q);
+  c.op(BR, 0).op(END).op(END);
+  c.get(DEN).get(GI).i32(4).op(I32_SHL).op(I32_ADD).tee(W).get(D).op(F64_CONVERT_I32_U).mem(F64_STORE, 3, 0);
+  c.get(W).get(P).mem(I32_STORE, 2, 8);
+  c.get(W).get(DSTRIDE).op(I32_ADD).tee(W).get(D2).op(F64_CONVERT_I32_U).mem(F64_STORE, 3, 0);
+  c.get(W).get(P2).mem(I32_STORE, 2, 8);
+  c.get(PRESENT).get(D).i32(0).op(I32_NE).op(I32_ADD).get(D2).i32(0).op(I32_NE).i32(16).op(I32_SHL).op(I32_ADD).set(PRESENT);
+  c.get(GI).i32(1).op(I32_ADD).set(GI);
+  c.op(BR, 0).op(END).op(END);
+  c.get(PRESENT);
+  c.op(END);
+  const locals = vec([[11, I32]]);
+  return [...locals, ...c.bytes];
+}
+
+/**
+ * realTile(nb, G, list, listStride, den, denStride, X, sums, sumsStride): phase 2 for one tile
+ * of 2 · REAL_TILE runs and `nb` replicates whose phase 1 wrote replicate j's pairs at
+ * list + j·listStride and its denominators at den + j·denStride. X + k·REAL_TILE_BYTES holds
+ * report k's scores of the tile's runs. Per replicate and group with D_g > 0 (a non-empty pair
+ * list), s = Σ fl(w·x) left to right over its pairs (a report with w = 0 would add ±0, which
+ * leaves s unchanged, so skipping it changes no bit), then sum[run] += s / D_g, with
+ * sum = sums + j·sumsStride starting at 0: the scalar definition's operations in its order.
+ * The tile's scores (n · REAL_TILE_BYTES) stay in cache across the `nb` replicates.
+ */
+function realTileBody(): number[] {
+  const [NB, G, LIST, LSTRIDE, DEN, DSTRIDE, X, SUMS, SSTRIDE] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+  const [J, GI, P, PEND, Q, XR] = [9, 10, 11, 12, 13, 14];
+  const WV = 15;
+  const A0 = 16;
+  const TILE = REAL_TILE;
+  const c = new Code();
+  c.i32(0).set(J);
+  c.op(BLOCK, VOID).op(LOOP, VOID);
+  c.get(J).get(NB).op(I32_GE_S).op(BR_IF, 1);
+  for (let v = 0; v < TILE; v++) c.get(SUMS).zero().simdMem(V128_STORE, 16 * v, 3);
+  c.get(LIST).set(P).get(DEN).set(Q).i32(0).set(GI);
+  c.op(BLOCK, VOID).op(LOOP, VOID);
+  c.get(GI).get(G).op(I32_GE_S).op(BR_IF, 1);
+  c.get(Q).i32Load(8).set(PEND);
+  c.get(P).get(PEND).op(I32_NE).op(IF, VOID);
+  for (let v = 0; v < TILE; v++) c.zero().set(A0 + v);
+  c.op(LOOP, VOID);
+  c.get(X).get(P).i32Load(0).op(I32_ADD).set(XR);
+  c.get(P).simdMem(V128_LOAD64_SPLAT, 8, 3).set(WV);
+  for (let v = 0; v < TILE; v++) {
+    c.get(A0 + v).get(WV).get(XR).simdMem(V128_LOAD, 16 * v, 3).simd(F64X2_MUL).simd(F64X2_ADD).set(A0 + v);
+  }
+  c.get(P).i32(16).op(I32_ADD).tee(P).get(PEND).op(I32_LT_U).op(BR_IF, 0);
+  c.op(END);
+  c.get(Q).mem(F64_LOAD, 3, 0).simd(F64X2_SPLAT).set(WV);
+  for (let v = 0; v < TILE; v++) {
+    c.get(SUMS);
+    c.get(SUMS).simdMem(V128_LOAD, 16 * v, 3);
+    c.get(A0 + v).get(WV).simd(F64X2_DIV).simd(F64X2_ADD);
+    c.simdMem(V128_STORE, 16 * v, 3);
+  }
+  c.op(END);
+  c.get(Q).i32(16).op(I32_ADD).set(Q);
+  c.get(GI).i32(1).op(I32_ADD).set(GI);
+  c.op(BR, 0).op(END).op(END);
+  c.get(LIST).get(LSTRIDE).op(I32_ADD).set(LIST);
+  c.get(DEN).get(DSTRIDE).op(I32_ADD).set(DEN);
+  c.get(SUMS).get(SSTRIDE).op(I32_ADD).set(SUMS);
+  c.get(J).i32(1).op(I32_ADD).set(J);
+  c.op(BR, 0).op(END).op(END);
+  c.op(END);
+  const locals = vec([
+    [6, I32],
+    [1 + TILE, V128],
+  ]);
+  return [...locals, ...c.bytes];
+}
+
 /**
  * Bytes of the replicate-kernel module: imports its memory as `env.memory` (at least one page)
- * and exports `sumList` and `variableBlock`. The memory is imported, sized by the caller, and
+ * and exports `sumList`, `variableBlock`, `realList` and `realTile`. The memory is imported,
+ * sized by the caller, and
  * never grown: growing detaches the old ArrayBuffer, which makes V8 add detach checks to every
  * optimised typed-array loop in the process from then on (measured: ~40 % slower).
  */
 export function buildReplicateKernelModule(): Uint8Array<ArrayBuffer> {
   const out: number[] = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
   const fnType = (params: number): number[] => [0x60, params, ...new Array<number>(params).fill(I32), 0];
-  section(1, vec([fnType(4), fnType(8)]), out);
+  section(1, vec([fnType(4), fnType(8), [0x60, 7, ...new Array<number>(7).fill(I32), 1, I32], fnType(9)]), out);
   section(2, vec([[...name('env'), ...name('memory'), 0x02, 0x00, 1]]), out);
-  section(3, vec([[0], [1]]), out);
+  section(3, vec([[0], [1], [2], [3]]), out);
   section(
     7,
     vec([
       [...name('sumList'), 0x00, 0],
       [...name('variableBlock'), 0x00, 1],
+      [...name('realList'), 0x00, 2],
+      [...name('realTile'), 0x00, 3],
     ]),
     out,
   );
-  const bodies = [sumListBody(), variableBlockBody()].map((b) => {
+  const bodies = [sumListBody(), variableBlockBody(), realListBody(), realTileBody()].map((b) => {
     const sized: number[] = [];
     uleb(b.length, sized);
     sized.push(...b);

@@ -1,6 +1,7 @@
 /**
- * Integer kernel for bootstrap replicates of grouped means whose item scores are 0/1
- * (METRICS.md §5), run in WebAssembly SIMD.
+ * Kernel for bootstrap replicates of grouped means (METRICS.md §5), run in WebAssembly SIMD:
+ * {@link ReplicateKernel.replicates} for 0/1 item scores (below), and
+ * {@link ReplicateKernel.realReplicates} for real-valued ones (cosine, list similarity, …).
  *
  * For 0/1 scores the numerator N_gr(w) = Σ_{i∈g} w_i x_ri is an integer count, so it can be
  * summed in any order without changing a bit. The kernel therefore
@@ -12,6 +13,9 @@
  * - finishes each replicate with the scalar definition's float operations in the same order
  *   (Σ over groups in group order of N/D_g for D_g > 0, then / #groups present), so replicates
  *   are bit-identical to the scalar kernel's.
+ * Real-valued scores: runs in f64 lanes, 14 runs per pass over a replicate's reports with w > 0
+ * (a report with w = 0 adds ±0 to the scalar sum, which changes no bit), the scalar definition's
+ * operations in its order, so replicates are bit-identical to the scalar kernel's too.
  * Exactness: lanes accumulate in u8 and are widened to u16 every ⌊255 / max w⌋ reports; u16 lane
  * sums never exceed a row sum of the multiplicity matrix, which {@link ReplicateKernel.load}
  * requires to be ≤ 65535 (it declines the matrix otherwise and the caller uses the scalar kernel).
@@ -20,6 +24,8 @@ import {
   GROUP_STRIDE,
   LANES,
   MULTIPLICITY_ADDR,
+  REAL_TILE,
+  REAL_TILE_BYTES,
   RUN_STRIDE,
   buildReplicateKernelModule,
 } from './bootstrap-kernel-wasm';
@@ -44,6 +50,30 @@ type VariableBlockFn = (
   out: number,
   flush: number,
 ) => void;
+
+type RealListFn = (
+  wbase: number,
+  G: number,
+  groupTab: number,
+  list: number,
+  den: number,
+  listStride: number,
+  denStride: number,
+) => number;
+type RealTileFn = (
+  nb: number,
+  G: number,
+  list: number,
+  listStride: number,
+  den: number,
+  denStride: number,
+  X: number,
+  sums: number,
+  sumsStride: number,
+) => void;
+
+/** Replicates per batch of the real-valued kernel: their pair lists stay in cache across tiles. */
+const REAL_BATCH = 16;
 
 let cachedModule: WebAssembly.Module | null | undefined;
 let shared: ReplicateKernel | null = null;
@@ -76,6 +106,8 @@ export interface KernelSegments {
 export class ReplicateKernel {
   private memory!: WebAssembly.Memory;
   private variableBlock!: VariableBlockFn;
+  private realList!: RealListFn;
+  private realTile!: RealTileFn;
   private n = 0;
   private B = 0;
   private blocks = 0;
@@ -99,6 +131,8 @@ export class ReplicateKernel {
     const instance = new WebAssembly.Instance(this.mod, { env: { memory } });
     this.memory = memory;
     this.variableBlock = instance.exports.variableBlock as VariableBlockFn;
+    this.realList = instance.exports.realList as RealListFn;
+    this.realTile = instance.exports.realTile as RealTileFn;
   }
 
   /**
@@ -232,6 +266,90 @@ export class ReplicateKernel {
       for (let q = 0; q < R; q++) {
         const src = (outAddr + q * RUN_STRIDE) >> 3;
         out.set(f64.subarray(src, src + len), offset + runs[q]! * runStride + j * LANES);
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Replicates of one variable for the runs `runs` whose item scores are real numbers: run r's
+   * score of report idx[k] is runItems[r][idx[k]] (finite, checked by the caller); replicate b
+   * of run r goes to out[offset + r·runStride + b]. Per replicate, the reports with w > 0 are
+   * listed once in segment order and each (run, group) numerator is the scalar definition's
+   * left-to-right sum of fl(w·x), 2 runs per f64x2 vector and 2 · REAL_TILE runs per pass, so
+   * the replicates are bit-identical to the scalar kernel's. Returns false, writing nothing, when
+   * the tables would not fit in memory (or G > 65535). O(B · (n_annotated / 2 + ⌈R / 14⌉ ·
+   * #{w > 0} · 7)) vector operations, O(n · R) memory beside the matrix.
+   *
+   * @throws AnalyticsError BAD_INPUT when no matrix is loaded.
+   */
+  realReplicates(
+    seg: KernelSegments,
+    runItems: readonly ArrayLike<number>[],
+    runs: readonly number[],
+    out: Float64Array,
+    offset: number,
+    runStride: number,
+  ): boolean {
+    if (!this.loaded) throw new AnalyticsError('BAD_INPUT', 'ReplicateKernel: no multiplicity matrix loaded');
+    const { idx, segStart, G } = seg;
+    const R = runs.length;
+    const nv = idx.length;
+    const { n, B, blocks } = this;
+    // realList returns two 16-bit group counts.
+    if (G > 0xffff) return false;
+    const tileRuns = 2 * REAL_TILE;
+    const T = Math.ceil(R / tileRuns);
+    const tileBytes = nv * REAL_TILE_BYTES;
+    const listStride = 16 * nv;
+    const denStride = 16 * G;
+    const sumsStride = T * REAL_TILE_BYTES;
+    // Layout after the matrix: group table, report list, per replicate of a batch its pair list,
+    // denominators and sums, then the scores tile by tile (tile t, report k: the tile's runs).
+    const groupTab = MULTIPLICITY_ADDR + blocks * n * LANES;
+    const all = groupTab + 8 * G;
+    const lists = align16(all + 4 * nv);
+    const dens = lists + REAL_BATCH * listStride;
+    const sums = align16(dens + REAL_BATCH * denStride);
+    const X = sums + REAL_BATCH * sumsStride;
+    if (!this.ensure(X + T * tileBytes, groupTab)) return false;
+    const buf = this.memory.buffer;
+    const i32 = new Int32Array(buf);
+    const f64 = new Float64Array(buf);
+    for (let k = 0; k < nv; k++) i32[(all >> 2) + k] = idx[k]! * LANES;
+    for (let g = 0; g < G; g++) {
+      i32[(groupTab >> 2) + 2 * g] = all + 4 * segStart[g]!;
+      i32[(groupTab >> 2) + 2 * g + 1] = segStart[g + 1]! - segStart[g]!;
+    }
+    // Runs past R in the last tile score 0 and are never read.
+    const x0 = X >> 3;
+    f64.fill(0, x0, x0 + T * (tileBytes >> 3));
+    for (let q = 0; q < R; q++) {
+      const items = runItems[runs[q]!]!;
+      let at = x0 + Math.floor(q / tileRuns) * (tileBytes >> 3) + (q % tileRuns);
+      for (let k = 0; k < nv; k++, at += tileRuns) f64[at] = items[idx[k]!]!;
+    }
+    const present = new Int32Array(REAL_BATCH);
+    for (let b0 = 0; b0 < B; b0 += REAL_BATCH) {
+      const nb = Math.min(REAL_BATCH, B - b0);
+      // Two replicates per call (adjacent lanes of one block: batches start at multiples of 16).
+      for (let j = 0; j < nb; j += 2) {
+        const b = b0 + j;
+        const wbase = MULTIPLICITY_ADDR + (b >> 7) * n * LANES + (b & (LANES - 1));
+        const both = this.realList(wbase, G, groupTab, lists + j * listStride, dens + j * denStride, listStride, denStride);
+        present[j] = both & 0xffff;
+        present[j + 1] = both >>> 16;
+      }
+      for (let t = 0; t < T; t++) {
+        this.realTile(nb, G, lists, listStride, dens, denStride, X + t * tileBytes, sums + t * REAL_TILE_BYTES, sumsStride);
+      }
+      // Run by run, so the writes to `out` are contiguous.
+      for (let q = 0; q < R; q++) {
+        const at = offset + runs[q]! * runStride + b0;
+        for (let j = 0, src = (sums >> 3) + q; j < nb; j++, src += sumsStride >> 3) {
+          const p = present[j]!;
+          out[at + j] = p === 0 ? NaN : f64[src]! / p;
+        }
       }
     }
     return true;

@@ -5,9 +5,9 @@
  * grouped mean (metrics.ts): mean over groups g with D_g(w) > 0 of N_g(w) / D_g(w), where
  * N_g(w) = Σ_{i∈g} w_i x_i and D_g(w) = Σ_{i∈g} w_i. One multiplicity matrix, derived only from
  * (N, B, seed), is shared by every run of a dataset, so runs are paired. A grid of runs ×
- * variables × replicates is computed over typed arrays — integer sums in a WebAssembly SIMD
- * kernel for 0/1 item scores (bootstrap-kernel.ts), dot products for real-valued ones; no
- * metric function is called per replicate.
+ * variables × replicates is computed over typed arrays in a WebAssembly SIMD kernel
+ * (bootstrap-kernel.ts): integer sums for 0/1 item scores, f64 sums in the scalar definition's
+ * order for real-valued ones; no metric function is called per replicate.
  */
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
 import { ReplicateKernel } from './bootstrap-kernel';
@@ -447,15 +447,18 @@ const MANTISSA_BITS = 53;
  * reordered so each group is a contiguous segment. Runs whose item scores are all 0/1 go to
  * the integer kernel of bootstrap-kernel.ts (WebAssembly SIMD: per (run, group) only the
  * minority value's reports are summed, 128 replicates at a time); the numerators are exact
- * integers, so the replicates are bit-identical to the scalar kernel's. Other runs, and 0/1
- * runs when that kernel is unavailable or declines the matrix (an entry outside 0…255 or a row
- * sum above 65535), use the scalar kernel: per replicate the multiplicities are gathered once
+ * integers, so the replicates are bit-identical to the scalar kernel's. Runs with other item
+ * scores go to the same kernel's real-valued path (runs in f64 lanes, per replicate only the
+ * reports drawn at least once, each numerator summed left to right in segment order as the
+ * scalar kernel does: bit-identical too). When that kernel is unavailable or declines the
+ * matrix (an entry outside 0…255 or a row sum above 65535), runs use the scalar kernel: per
+ * replicate the multiplicities are gathered once
  * and each (run, group) numerator is one dot product in segment order, with 0/1 runs packed
  * several to a float64 (lanes wide enough for the largest row sum, so sums stay exact).
  * `packBinary = false` sends every run to the unpacked scalar kernel (verification,
  * benchmarks). Result layout: run-major, replicate fastest, unless a target is given.
- * O(B · Σ_{r,g} min(#ones, #zeros) / 16) vector operations for 0/1 runs, O(B · n_annotated) per
- * other run, plus O(B · n) to load the matrix.
+ * O(B · Σ_{r,g} min(#ones, #zeros) / 16) vector operations for 0/1 runs, O(B · #{w > 0} / 2)
+ * per other run, plus O(B · n) to load the matrix.
  *
  * @throws AnalyticsError LENGTH_MISMATCH for inconsistent lengths; BAD_INPUT for a non-finite
  *   item score of an annotated report.
@@ -631,14 +634,21 @@ function groupedMeanReplicatesWith(
     return Float64Array.from(idx, (i) => items[i]!);
   };
 
-  // 0/1 runs go to the SIMD kernel when it is available; the scalar loop below takes the rest.
+  // 0/1 runs and real-valued runs go to the SIMD kernel when it is available; the scalar loop
+  // below takes the rest.
   if (packBinary && G > 0 && binaryRuns.length > 0) {
     const kernel = kernelSource.get(n, B);
     if (kernel && kernel.replicates({ idx, segStart, G }, bits, groupSums, binaryRuns, out, offset, runStride)) {
       binaryRuns.length = 0;
-      if (generalRuns.length === 0) return out;
     }
   }
+  if (packBinary && G > 0 && generalRuns.length > 0) {
+    const kernel = kernelSource.get(n, B);
+    if (kernel && kernel.realReplicates({ idx, segStart, G }, runItems, generalRuns, out, offset, runStride)) {
+      generalRuns.length = 0;
+    }
+  }
+  if (binaryRuns.length === 0 && generalRuns.length === 0) return out;
 
   // A lane sum is at most the largest row sum of the matrix (n for a drawn matrix; a supplied
   // one may sum higher); with a negative multiplicity lanes could borrow, so no packing then.
@@ -755,8 +765,9 @@ export interface BootstrapGridInput {
   /** A precomputed B × n matrix from {@link bootstrapMultiplicities}, to share across calls. */
   multiplicities?: Int32Array | null;
   /**
-   * Integer kernel for 0/1 item scores (default true): WebAssembly SIMD, or several runs packed
-   * in float64 lanes where that is unavailable. Exact either way; false = scalar kernel only.
+   * SIMD kernel (default true): WebAssembly SIMD for 0/1 and for real-valued item scores, or
+   * several 0/1 runs packed in float64 lanes where that is unavailable. Bit-identical to the
+   * scalar kernel either way; false = scalar kernel only.
    */
   packBinary?: boolean;
 }

@@ -211,6 +211,102 @@ describe('bootstrap kernel: replicates are bit-identical to the scalar definitio
   });
 });
 
+/** Scores a real-valued item can take: similarities, negatives, tiny, huge, exact 0 and 1. */
+function realScore(rnd: () => number): number {
+  const u = rnd();
+  if (u < 0.55) return rnd();
+  if (u < 0.65) return -rnd();
+  if (u < 0.72) return rnd() * 2 ** -1030;
+  if (u < 0.78) return (rnd() - 0.5) * 1e300;
+  if (u < 0.84) return 1;
+  if (u < 0.9) return 0;
+  return u < 0.95 ? -0 : 1 - 2 ** -53;
+}
+
+/** Segments as groupedMeanReplicates builds them: groups by first appearance, reports ascending. */
+function segmentsOf(groups: number[]): { idx: Int32Array; segStart: Int32Array; G: number } {
+  const members = new Map<number, number[]>();
+  groups.forEach((g, i) => {
+    if (!(g >= 0)) return;
+    if (!members.has(g)) members.set(g, []);
+    members.get(g)!.push(i);
+  });
+  const lists = [...members.values()];
+  const segStart = new Int32Array(lists.length + 1);
+  lists.forEach((l, g) => (segStart[g + 1] = segStart[g]! + l.length));
+  return { idx: Int32Array.from(lists.flat()), segStart, G: lists.length };
+}
+
+describe('bootstrap kernel: real-valued scores are bit-identical to the scalar definition', () => {
+  it('through the kernel itself: runs across tiles of 14, B across batches of 16 and blocks of 128', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 90 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.constantFrom(1, 2, 15, 16, 17, 31, 127, 128, 129, 200),
+        fc.integer(),
+        (n, G, R, B, seed) => {
+          const rnd = lcg(seed);
+          const groups = Array.from({ length: n }, () => (rnd() < 0.15 ? -1 : Math.floor(rnd() * rnd() * G)));
+          const runs = Array.from({ length: R }, () => Float64Array.from(groups, (g) => (g < 0 ? NaN : realScore(rnd))));
+          const W = bootstrapMultiplicities(n, B, seed);
+          const want = referenceReplicates(groups, runs, W, B);
+          const seg = segmentsOf(groups);
+          const kernel = ReplicateKernel.acquire()!;
+          try {
+            expect(kernel.load(W, n, B)).toBe(true);
+            // Every other run, written in reverse order into a strided target.
+            const picked = runs.map((_, r) => r).filter((r) => r % 2 === 0).reverse();
+            const out = new Float64Array(5 + R * 2 * B).fill(7);
+            expect(seg.G > 0 ? kernel.realReplicates(seg, runs, picked, out, 5, 2 * B) : true).toBe(true);
+            for (const r of seg.G > 0 ? picked : []) {
+              const got = out.subarray(5 + r * 2 * B, 5 + r * 2 * B + B);
+              expect(firstBitDifference(got, want.subarray(r * B, (r + 1) * B))).toBe(-1);
+            }
+            // Slots of runs not asked for are untouched.
+            for (let r = 1; r < R; r += 2) expect(out[5 + r * 2 * B]).toBe(7);
+          } finally {
+            kernel.release();
+          }
+          expect(firstBitDifference(groupedMeanReplicates(groups, runs, W, B), want)).toBe(-1);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('at paper scale (90 runs, n = 1252, B = 1000) mixed with 0/1 runs, through a strided target', () => {
+    const rnd = lcg(23);
+    const n = 1252;
+    const B = 1000;
+    const groups = Array.from({ length: n }, () => (rnd() < 0.04 ? -1 : Math.floor(4 * rnd() * rnd())));
+    const runs = Array.from({ length: 90 }, (_, r) =>
+      Float64Array.from(groups, (g) => (g < 0 ? NaN : r % 5 === 0 ? Number(rnd() < 0.7) : 0.001 + 0.998 * rnd())),
+    );
+    const W = bootstrapMultiplicities(n, B, 42);
+    const want = referenceReplicates(groups, runs, W, B);
+    const out = new Float64Array(1 + 3 * runs.length * B);
+    groupedMeanReplicates(groups, runs, W, B, { out, offset: 1, runStride: 3 * B });
+    const got = Float64Array.from({ length: runs.length * B }, (_, k) => out[1 + Math.floor(k / B) * 3 * B + (k % B)]!);
+    expect(firstBitDifference(got, want)).toBe(-1);
+  });
+
+  it('with supplied matrices whose entries reach 255, and groups no replicate draws', () => {
+    const rnd = lcg(31);
+    const n = 60;
+    const B = 70;
+    const W = Int32Array.from({ length: n * B }, () => (rnd() < 0.5 ? 0 : Math.floor(rnd() * 256)));
+    // Group 3's reports are never drawn: D = 0 in every replicate.
+    const groups = Array.from({ length: n }, (_, i) => (i % 10 === 9 ? -1 : i % 4));
+    for (let b = 0; b < B; b++) for (let i = 3; i < n; i += 4) W[b * n + i] = 0;
+    const runs = Array.from({ length: 20 }, () => Float64Array.from(groups, (g) => (g < 0 ? NaN : realScore(rnd))));
+    const want = referenceReplicates(groups, runs, W, B);
+    expect(firstBitDifference(groupedMeanReplicates(groups, runs, W, B), want)).toBe(-1);
+    expect(firstBitDifference(groupedMeanReplicates(groups, runs, W, B, null, false), want)).toBe(-1);
+  });
+});
+
 describe('bootstrap kernel: grid points and macro replicates', () => {
   it('points equal metrics.groupedMean bit for bit, whatever the group codes', () => {
     const rnd = lcg(9);
