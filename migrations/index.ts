@@ -7,6 +7,7 @@ import { PredictionsInReportOrder1764500000000 } from './1764500000000-predictio
 import { RunExecution1764510000000 } from './1764510000000-run-execution';
 import { RateLimits1764520000000 } from './1764520000000-rate-limits';
 import { AuditLog1764530000000 } from './1764530000000-audit-log';
+import { AnalyticsChangeNotify1764546000000 } from './1764546000000-analytics-change-notify';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: Function[] = [
@@ -19,4 +20,5 @@ export const MIGRATIONS: Function[] = [
   RunExecution1764510000000,
   RateLimits1764520000000,
   AuditLog1764530000000,
+  AnalyticsChangeNotify1764546000000,
 ];

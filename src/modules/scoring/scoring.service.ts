@@ -186,6 +186,14 @@ export class ScoringService {
     this.cache = new AnalyticsCache(dataSource);
   }
 
+  /**
+   * The statistics cache of this process: `revisions.currentRevision(projectId)` tells,
+   * without a query, a project's current revision token (see AnalyticsCache).
+   */
+  get revisions(): AnalyticsCache {
+    return this.cache;
+  }
+
   setEmbedderResolver(resolver: EmbedderResolver): void {
     this.embedderResolver = resolver;
   }
