@@ -7,7 +7,7 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDi
 import { expressMiddleware } from '@as-integrations/express5';
 import express from 'express';
 import type { IncomingMessage } from 'node:http';
-import { execute, GraphQLError, parse, printSchema, subscribe } from 'graphql';
+import { execute, getOperationAST, GraphQLError, parse, printSchema, subscribe } from 'graphql';
 import type { Context as GraphQLWsContext } from 'graphql-ws';
 import { checkQueryCost, MAX_QUERY_TOKENS } from './graphql/query-cost';
 import { useServer } from 'graphql-ws/use/ws';
@@ -117,7 +117,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     ? new RateLimits(dataSource, options.rateLimits, (error) => logger.warn({ err: loggableError(error) }, 'the rate-limit store failed; the request was let through'))
     : undefined;
   const metrics = new Metrics({ dataSource, queue: services.queue });
-  const responseCache = new ResponseCache(schema, { revision: analyticsRevisions(dataSource) });
+  const responseCache = new ResponseCache(schema, { revision: analyticsRevisions(services.scoring.revisions) });
   const app = express();
   if (options.trustProxyHops) app.set('trust proxy', options.trustProxyHops);
   const server = createServer(app);
@@ -251,6 +251,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
           return await withDeadline(Promise.resolve(execute(args)), deadlineMs);
         } catch (error) {
           return { errors: [wsRefusal(error)] };
+        } finally {
+          if (getOperationAST(args.document, args.operationName)?.operation === 'mutation') services.scoring.revisions.afterWrite();
         }
       },
       subscribe: async (args) => {
@@ -307,6 +309,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         async requestDidStart() {
           return {
             async willSendResponse(request) {
+              if (request.operation?.operation === 'mutation') services.scoring.revisions.afterWrite();
               await flushAudit(request.contextValue);
             },
             async didResolveOperation(request) {
@@ -466,6 +469,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     close: async () => {
       await apollo.stop();
       await services.queue.stop().catch(() => undefined);
+      await services.scoring.revisions.close();
       await services.bus.close();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -11,8 +11,7 @@ import {
   type OperationDefinitionNode,
   type SelectionNode,
 } from 'graphql';
-import type { DataSource } from 'typeorm';
-import { AnalyticsCache } from '../modules/scoring/analytics-cache';
+import type { AnalyticsCache } from '../modules/scoring/analytics-cache';
 import { AuditRecorder, type AuditService, type ReadCategory } from '../modules/audit/audit.service';
 import type { Principal } from '../modules/api-key/principal';
 import type { GraphQLContext } from './context';
@@ -165,11 +164,15 @@ export function batchedRevisions(lookup: (projectId: string) => Promise<string>)
 
 /**
  * A project's revision as the analytics cache sees it: the one place the response cache learns
- * of revisions.
+ * of revisions. A revision the cache knows (learnt by notification) costs no query; the others
+ * are looked up batched.
  */
-export function analyticsRevisions(dataSource: DataSource): (projectId: string) => Promise<string> {
-  const analytics = new AnalyticsCache(dataSource);
-  return batchedRevisions((projectId) => analytics.revision(projectId));
+export function analyticsRevisions(analytics: AnalyticsCache): (projectId: string) => Promise<string> {
+  const lookup = batchedRevisions((projectId) => analytics.revision(projectId));
+  return (projectId) => {
+    const known = analytics.currentRevision(projectId);
+    return known === undefined ? lookup(projectId) : Promise.resolve(known);
+  };
 }
 
 interface Entry {

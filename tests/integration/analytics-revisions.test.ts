@@ -99,4 +99,29 @@ describe('project revisions learnt by LISTEN/NOTIFY', () => {
       await cache.close();
     }
   });
+
+  it("after a write of this process the next revision is queried: a client sees its own write before the write's notification arrives", async () => {
+    const cache = new AnalyticsCache(t.dataSource);
+    const untouched = { id: dbId((await createProject(t, 'Untouched')).id) };
+    try {
+      await cache.ready();
+      const first = await cache.revision(project.id);
+      const untouchedFirst = await cache.revision(untouched.id);
+      // The listening connection reads nothing for now: notifications wait in its socket.
+      const stream = (cache as unknown as { client: { connection: { stream: NodeJS.ReadableStream } } }).client.connection.stream;
+      stream.pause();
+      try {
+        await change(project.id);
+        expect(await cache.revision(project.id)).toBe(first);
+        cache.afterWrite();
+        const after = await cache.revision(project.id);
+        expect(after).not.toBe(first);
+        expect(await cache.revision(untouched.id)).toBe(untouchedFirst);
+      } finally {
+        stream.resume();
+      }
+    } finally {
+      await cache.close();
+    }
+  });
 });

@@ -44,6 +44,8 @@ describe('answers of unchanged queries reused', () => {
       const imported = await importPredictions(t, datasetId, { modelName: model, format: 'JSONL', layout: 'JSON_COLUMN', content: standardPredictions([...grades]) }, project.adminKey);
       runId ||= imported.run.id;
     }
+    // Revisions learnt by notification from here on (before, a revision is a query's token).
+    await t.services.scoring.revisions.ready();
   });
   afterAll(() => t.close());
 

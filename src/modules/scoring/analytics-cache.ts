@@ -87,6 +87,16 @@ export class AnalyticsCache {
     return pending;
   }
 
+  /**
+   * Called after this process committed a write a client waits on (a mutation): the revisions
+   * known so far are queried again once each, so the client's next read sees its own write even
+   * if the write's notification has not arrived yet. Tokens of projects the write did not touch
+   * stay equal, so their cached results stay in use.
+   */
+  afterWrite(): void {
+    this.known.clear();
+  }
+
   /** Whether revisions are being learnt by notification (the listening connection is up). */
   get listening(): boolean {
     return this.live;
