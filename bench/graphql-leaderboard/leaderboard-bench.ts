@@ -6,20 +6,12 @@
  *
  *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3]
  */
-import { argument, startBenchServer } from '../support/bench-server';
+import { argument, lcg, startBenchServer } from '../support/bench-server';
 
 const REPORTS = 1252;
 const RUNS = 90;
 const CATEGORICAL = 12;
 const NUMERIC = 4;
-
-function lcg(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 async function main(): Promise<void> {
   const repeats = argument('repeats', 3);

@@ -14,15 +14,7 @@ import { createApp } from '../../src/app';
 import { openDatabase } from '../../src/db/data-source';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createLogger } from '../../src/logger';
-import { argument } from '../support/bench-server';
-
-function lcg(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
+import { argument, lcg } from '../support/bench-server';
 
 async function main(): Promise<void> {
   const runs = argument('runs', 30);

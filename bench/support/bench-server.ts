@@ -8,6 +8,15 @@ import { openDatabase } from '../../src/db/data-source';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createLogger } from '../../src/logger';
 
+/** A seeded uniform generator on [0, 1): the same workload on every run of a benchmark. */
+export function lcg(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
 export const BENCH_SECRET_KEY = 'bench-secret-key-of-reportql';
 
 export interface BenchServer {
