@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import type { Logger } from '../logger';
 import type { Principal } from '../modules/api-key/principal';
 import type { Services } from '../services';
+import { ExecutionPacer } from './execution-pacer';
 import { LoaderRegistry } from './loader-registry';
 
 export interface GraphQLContext {
@@ -17,6 +18,8 @@ export interface GraphQLContext {
   costMeter?: CostMeter;
   /** Gathers the request's reads of patient data and its changes for the audit log. */
   audit?: AuditRecorder;
+  /** Builds a large answer in slices, letting other requests in between (execution-pacer.ts). */
+  pacer: ExecutionPacer;
 }
 
 export function createContext(
@@ -26,5 +29,5 @@ export function createContext(
   principal: Principal,
   signal?: AbortSignal,
 ): GraphQLContext {
-  return { principal, services, loaders: new LoaderRegistry(dataSource, principal, services), logger, ...(signal ? { signal } : {}) };
+  return { principal, services, loaders: new LoaderRegistry(dataSource, principal, services), logger, pacer: new ExecutionPacer(), ...(signal ? { signal } : {}) };
 }

@@ -3,6 +3,7 @@ import {
   defaultFieldResolver,
   getNamedType,
   getNullableType,
+  isCompositeType,
   isListType,
   isObjectType,
   lexicographicSortSchema,
@@ -14,6 +15,7 @@ import {
 import { buildSchema } from 'type-graphql';
 import type { GraphQLContext } from './context';
 import { checkArgument } from './input-guard';
+import type { ExecutionPacer } from './execution-pacer';
 import { isConnectionType } from './query-cost';
 import { AuditOutcome } from '../modules/audit/audit-event.entity';
 import type { ReadCategory } from '../modules/audit/audit.service';
@@ -36,7 +38,7 @@ const NO_TOPICS = {
 
 /** The executable schema; built once per process (type-graphql metadata is global). */
 export function buildReportQlSchema(): Promise<GraphQLSchema> {
-  built ??= buildSchema({ resolvers: RESOLVERS, validate: false, validateFn: checkArgument, emitSchemaFile: false, pubSub: NO_TOPICS }).then(meterLists).then(auditAccess);
+  built ??= buildSchema({ resolvers: RESOLVERS, validate: false, validateFn: checkArgument, emitSchemaFile: false, pubSub: NO_TOPICS }).then(meterLists).then(auditAccess).then(paceObjects);
   return built;
 }
 
@@ -73,6 +75,21 @@ function meterLists(schema: GraphQLSchema): GraphQLSchema {
         return result instanceof Promise ? result.then(settle) : settle(result);
       };
     }
+  }
+  return schema;
+}
+
+/**
+ * Every object of an answer passes the request's ExecutionPacer before its fields run, so that a
+ * large answer is built in slices and other requests get the event loop in between. (Interfaces
+ * and unions resolve their types with resolveType, so isTypeOf decides no type here.)
+ */
+function paceObjects(schema: GraphQLSchema): GraphQLSchema {
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__') || type.isTypeOf) continue;
+    // Objects of scalars only (a prediction's field, a count) are cheap: their parents are paced.
+    if (!Object.values(type.getFields()).some((field) => isCompositeType(getNamedType(field.type)))) continue;
+    type.isTypeOf = (_source, context: { pacer?: ExecutionPacer } | undefined) => context?.pacer?.admit() ?? true;
   }
   return schema;
 }
