@@ -112,6 +112,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   });
   await services.bus.start();
   await services.queue.start();
+  // Statistics revisions are learnt by notification from the first request on.
+  void services.scoring.revisions.ready().catch(() => undefined);
   const deadlineMs = options.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS;
   const limits = options.rateLimits
     ? new RateLimits(dataSource, options.rateLimits, (error) => logger.warn({ err: loggableError(error) }, 'the rate-limit store failed; the request was let through'))

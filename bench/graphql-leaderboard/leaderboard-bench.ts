@@ -4,17 +4,17 @@
  * (first request after the data changed) and cached, on a real server over HTTP with a fresh
  * embedded PostgreSQL. Data are synthetic and deterministic.
  *
- *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3]
+ *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252]
  */
 import { argument, lcg, startBenchServer } from '../support/bench-server';
 
-const REPORTS = 1252;
-const RUNS = 90;
 const CATEGORICAL = 12;
 const NUMERIC = 4;
 
 async function main(): Promise<void> {
   const repeats = argument('repeats', 3);
+  const RUNS = argument('runs', 90);
+  const REPORTS = argument('reports', 1252);
   const random = lcg(20261129);
   const variables: { key: string; type: string; options?: string[] }[] = [
     ...Array.from({ length: CATEGORICAL }, (_, v) => ({

@@ -124,4 +124,19 @@ describe('project revisions learnt by LISTEN/NOTIFY', () => {
       await cache.close();
     }
   });
+
+  it('a revision queried before the listening connection came up is the same token after it, until a change', async () => {
+    const cache = new AnalyticsCache(t.dataSource);
+    try {
+      const before = await cache.revision(project.id);
+      await cache.ready();
+      expect(cache.listening).toBe(true);
+      expect(await cache.revision(project.id)).toBe(before);
+      await change(project.id);
+      await until(() => cache.currentRevision(project.id) !== before);
+      expect(await cache.revision(project.id)).not.toBe(before);
+    } finally {
+      await cache.close();
+    }
+  });
 });

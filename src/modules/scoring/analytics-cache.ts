@@ -119,8 +119,16 @@ export class AnalyticsCache {
     await client?.end().catch(() => undefined);
   }
 
+  /**
+   * Until a notification arrives, the token is the queried newest change id, the same token a
+   * query gives while nothing listens: results computed just before the listening connection came
+   * up (at start, after a reconnect) stay in use. After a notification it names the connection
+   * and the notifications counted on it, so every announced commit moves it on, also one whose
+   * change id is lower than one seen before (transactions commit out of id order).
+   */
   private token(projectId: string, max: bigint): string {
-    return `${this.epoch}.${max}.${this.notifications.get(projectId) ?? 0}`;
+    const notified = this.notifications.get(projectId) ?? 0;
+    return notified === 0 ? `${max}` : `${this.epoch}.${max}.${notified}`;
   }
 
   private ensureListening(): void {
