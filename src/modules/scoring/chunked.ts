@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { BootstrapGridResult } from '../../analytics/bootstrap';
 import { kemenyRankIntervals, quantileType7Sorted, rankCeil, rankFloor, type RankIntervalOptions } from '../../analytics/rank-intervals';
 
@@ -9,7 +10,8 @@ import { kemenyRankIntervals, quantileType7Sorted, rankCeil, rankFloor, type Ran
  */
 export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-const REPLICATES_PER_SLICE = 100;
+/** Time one slice of rank-interval replicates aims at; the number per slice follows from it. */
+const RANK_SLICE_MS = 20;
 
 /** Concatenates grids of different runs over the same variables and resamples. */
 export function concatGrids(parts: BootstrapGridResult[]): BootstrapGridResult {
@@ -56,14 +58,21 @@ export async function rankIntervalsInSlices(
 ): Promise<{ candidate: number; lower: number; upper: number }[]> {
   const { candidates: K, voters: V, replicates: B } = input;
   const ranks = new Int32Array(K * B);
-  for (let start = 0; start < B; start += REPLICATES_PER_SLICE) {
-    const count = Math.min(REPLICATES_PER_SLICE, B - start);
+  // Replicates cost from microseconds (a few runs) to tens of milliseconds (hundreds of runs with
+  // Condorcet cycles): the slice size is learnt from the time the previous slices took.
+  let perSlice = 4;
+  for (let start = 0; start < B; ) {
+    const count = Math.min(perSlice, B - start);
+    const began = performance.now();
     const slice = kemenyRankIntervals(
       { data: input.data.subarray(start), candidates: K, voters: V, replicates: count, strides: { candidate: V * B, voter: B, replicate: 1 } },
       { ...options, macro: { data: input.macro.subarray(start), strides: { candidate: B, replicate: 1 } } },
     );
     for (let c = 0; c < K; c++) ranks.set(slice.ranks.subarray(c * count, (c + 1) * count), c * B + start);
-    await yieldToEventLoop();
+    const took = performance.now() - began;
+    perSlice = Math.max(1, Math.min(count * 4, Math.floor((count * RANK_SLICE_MS) / Math.max(took, 0.01))));
+    start += count;
+    if (start < B) await yieldToEventLoop();
   }
   const alpha = 1 - options.level;
   return Array.from({ length: K }, (_, c) => {
