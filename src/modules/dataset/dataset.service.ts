@@ -7,6 +7,7 @@ import { requireRole, type Principal } from '../api-key/principal';
 import type { RowError } from '../imports/import-errors';
 import { DuplicatePolicy, importFailure } from '../imports/import.types';
 import { readRecords } from '../imports/parse-records';
+import { importSource } from '../imports/upload';
 import { ReportReader, type ParsedReport, type ParseReportsOptions } from '../imports/parse-reports';
 import { UseCase } from '../use-case/use-case.entity';
 import type { CreateDatasetInput, ImportReportsInput } from './dataset.input';
@@ -71,6 +72,7 @@ export class DatasetService {
       textField: input.textField,
       ...(input.metadataFields ? { metadataFields: input.metadataFields } : {}),
     };
+    const source = await importSource(input);
     return this.dataSource.transaction(async (manager) => {
       // Serialises imports into one dataset so ordinals stay dense and unique.
       await manager.query('SELECT id FROM datasets WHERE id = $1 FOR UPDATE', [dataset.id]);
@@ -83,7 +85,7 @@ export class DatasetService {
       let updated = 0;
       const reader = new ReportReader(options);
       const duplicates: RowError[] = [];
-      const read = await readRecords(input.content, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, INSERT_CHUNK, async (records, clean) => {
+      const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, INSERT_CHUNK, async (records, clean) => {
         const chunk: ParsedReport[] = [];
         for (const rec of records) {
           const report = reader.add(rec);

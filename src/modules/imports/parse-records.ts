@@ -11,6 +11,7 @@ import {
   type RecordReaderOptions,
   type RecordSink,
 } from './record-reader';
+import { isTruncated, type ImportSource } from './upload';
 
 export { detectDelimiter, recordError, setOwn, type ParsedRecord, type RecordFormat } from './record-reader';
 
@@ -92,13 +93,49 @@ export interface ReadRecordsResult {
 }
 
 /**
- * Reads `content` piece by piece and hands its records to `onBatch` in file order, at most
+ * The pieces of a file: slices of a string, or an uploaded file's bytes decoded as UTF-8 as
+ * they arrive. Bytes that are not UTF-8, or a file the multipart parser cut at its size limit,
+ * are reported through `fail`; the rest of the upload is still read (and dropped) so that the
+ * request body is consumed.
+ */
+async function* textPieces(source: ImportSource, fail: (error: RowError) => void): AsyncGenerator<string> {
+  if (typeof source === 'string') {
+    yield* textSlices(source);
+    return;
+  }
+  // ignoreBOM: the BOM is passed on and skipped by the reader, as for inline content
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  let failed = false;
+  for await (const chunk of source) {
+    if (failed) continue;
+    try {
+      const text = decoder.decode(chunk, { stream: true });
+      if (text.length > 0) yield text;
+    } catch {
+      failed = true;
+      fail({ row: 0, reason: 'the file is not valid UTF-8' });
+    }
+  }
+  if (failed) return;
+  try {
+    const text = decoder.decode();
+    if (text.length > 0) yield text;
+  } catch {
+    fail({ row: 0, reason: 'the file is not valid UTF-8 (it ends inside a character)' });
+    return;
+  }
+  if (isTruncated(source)) fail({ row: 0, reason: 'the file is larger than the server accepts' });
+}
+
+/**
+ * Reads a file piece by piece and hands its records to `onBatch` in file order, at most
  * `batchSize` at a time (each batch is awaited before reading on), so that only one batch of
  * records exists at a time; `clean` tells whether no problem was found so far. Problems are
- * collected and returned, as {@link parseRecords} would.
+ * collected and returned, as {@link parseRecords} would. An uploaded file is read to its end
+ * even when it is rejected early.
  */
 export async function readRecords(
-  content: string,
+  source: ImportSource,
   format: RecordFormat,
   options: ParseRecordsOptions,
   batchSize: number,
@@ -107,6 +144,12 @@ export async function readRecords(
   let batch: ParsedRecord[] = [];
   let errors: RowError[] = [];
   let rejected = false;
+  const reject = (error: RowError): void => {
+    if (rejected) return;
+    rejected = true;
+    batch = [];
+    errors = [error];
+  };
   const sink: RecordSink = {
     record: (rec) => {
       if (!rejected) batch.push(rec);
@@ -114,22 +157,25 @@ export async function readRecords(
     error: (error) => {
       if (!rejected) errors.push(error);
     },
-    reject: (error) => {
-      rejected = true;
-      batch = [];
-      errors = [error];
-    },
+    reject,
   };
   const reader: RecordReader = createRecordReader(format, sink, options);
-  for (const piece of textSlices(content)) {
+  // A batch that fails (a database error) ends the import; an upload is still read to its end.
+  let failure: { error: unknown } | null = null;
+  for await (const piece of textPieces(source, reject)) {
+    if (rejected || failure) continue;
     reader.write(piece);
-    if (rejected) break;
-    while (batch.length >= batchSize) {
-      const full = batch.slice(0, batchSize);
-      batch = batch.slice(batchSize);
-      await onBatch(full, errors.length === 0);
+    try {
+      while (!rejected && batch.length >= batchSize) {
+        const full = batch.slice(0, batchSize);
+        batch = batch.slice(batchSize);
+        await onBatch(full, errors.length === 0);
+      }
+    } catch (error) {
+      failure = { error };
     }
   }
+  if (failure) throw failure.error;
   if (!rejected) reader.end();
   if (!rejected && batch.length > 0) {
     const last = batch;
