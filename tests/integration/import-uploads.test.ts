@@ -27,7 +27,7 @@ describe('imports as multipart uploads', () => {
   afterAll(() => t.close());
 
   /** A GraphQL multipart request (operations, map, one file part) with `file` set to the bytes. */
-  async function upload(query: string, input: Record<string, unknown>, bytes: Uint8Array | string, key: string = t.adminKey): Promise<GraphQLResponse> {
+  async function upload(query: string, input: Record<string, unknown>, bytes: Uint8Array<ArrayBuffer> | string, key: string = t.adminKey): Promise<GraphQLResponse> {
     const form = new FormData();
     form.append('operations', JSON.stringify({ query, variables: { input: { ...input, file: null } } }));
     form.append('map', JSON.stringify({ 0: ['variables.input.file'] }));

@@ -280,6 +280,9 @@ class CsvReader implements RecordReader {
     const lone = LONE_SURROGATE.exec(text);
     if (lone) {
       this.stopped = true;
+      // as for a file refused before its header was read
+      this.columns = [];
+      this.delimiter ??= this.delimiterOption ?? detectDelimiter(this.head + text);
       this.sink.reject({ row: 0, line: this.linesBefore + countNewlines(text, lone.index) + 1, reason: `the file ${LONE_SURROGATE_REASON}` });
       return;
     }
