@@ -14,7 +14,7 @@ import type { CreateDatasetInput, ImportReportsInput } from './dataset.input';
 import { Dataset } from './dataset.entity';
 import { Report } from './report.entity';
 
-const INSERT_CHUNK = 2000;
+const INSERT_CHUNK = 1000;
 
 export class DatasetService {
   constructor(private readonly dataSource: DataSource) {}

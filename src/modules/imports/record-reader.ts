@@ -48,7 +48,7 @@ export interface RecordReaderOptions {
 export const MAX_CSV_RECORD_CHARS = 16_000_000;
 
 /** Characters per piece when a whole file held as one string is read piece by piece. */
-export const TEXT_SLICE_CHARS = 1 << 20;
+export const TEXT_SLICE_CHARS = 1 << 18;
 
 /**
  * `text` in pieces of about `size` characters, never ending a piece between the two halves of
