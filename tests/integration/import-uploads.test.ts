@@ -95,6 +95,22 @@ describe('imports as multipart uploads', () => {
     // After errors that left the upload unread, the server still answers (the body was drained).
     const viewerRefused = await upload(IMPORT_REPORTS, { datasetId, format: 'CSV' }, jsonl(rows), a.viewer);
     expect(viewerRefused.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    // Without the preflight header a multipart request is refused (a cross-site form post otherwise).
+    const form = new FormData();
+    form.append('operations', JSON.stringify({ query: IMPORT_REPORTS, variables: { input: { datasetId, format: 'CSV', file: null } } }));
+    form.append('map', JSON.stringify({ 0: ['variables.input.file'] }));
+    form.append('0', new Blob([jsonl(rows)]), 'file');
+    const csrf = await fetch(t.url, { method: 'POST', headers: { authorization: `Bearer ${t.adminKey}` }, body: form });
+    expect(csrf.status).toBe(400);
+    // An operation naming a file the request does not hold.
+    const missing = new FormData();
+    missing.append('operations', JSON.stringify({ query: IMPORT_REPORTS, variables: { input: { datasetId, format: 'CSV', file: null } } }));
+    missing.append('map', JSON.stringify({ 0: ['variables.input.file'] }));
+    const noFile = (await (
+      await fetch(t.url, { method: 'POST', headers: { authorization: `Bearer ${t.adminKey}`, 'apollo-require-preflight': 'true' }, body: missing })
+    ).json()) as GraphQLResponse;
+    expect(noFile.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'file' });
+    expect(await reportCount(datasetId)).toBe(0);
     expect(ok(await upload(IMPORT_REPORTS, { datasetId, format: 'CSV' }, good)).importReports).toMatchObject({ inserted: 1 });
   });
 

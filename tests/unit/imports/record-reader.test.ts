@@ -104,6 +104,10 @@ describe('record reader', () => {
 
     const broken = await readRecords(oneByteAtATime(new Uint8Array([...bytes, 0xff, 0x0a])), 'CSV', {}, 1, () => {});
     expect(broken).toMatchObject({ rejected: true, errors: [{ row: 0, reason: 'the file is not valid UTF-8' }] });
+    // busboy marks a file it cut at the size limit; what arrived is not imported
+    const truncated = Object.assign(oneByteAtATime(bytes), { truncated: true });
+    const tooLarge = await readRecords(truncated, 'CSV', {}, 1, () => {});
+    expect(tooLarge).toMatchObject({ rejected: true, errors: [{ row: 0, reason: 'the file is larger than the server accepts' }] });
     const cut = await readRecords(oneByteAtATime(bytes.slice(0, bytes.indexOf(0xf0) + 2)), 'CSV', {}, 1, () => {});
     expect(cut).toMatchObject({ rejected: true, errors: [{ row: 0, reason: 'the file is not valid UTF-8 (it ends inside a character)' }] });
   });
