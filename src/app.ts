@@ -24,6 +24,7 @@ import { readiness } from './http/health';
 import { Metrics } from './http/metrics';
 import { RateLimitedError, rateLimited, RateLimits, type RateLimitSettings } from './graphql/rate-limits';
 import { buildReportQlSchema } from './graphql/schema';
+import { multipartUploads } from './modules/imports/upload';
 import { libraryLogger, loggableError, type Logger } from './logger';
 import { analyticsRevisions, ReplayableAuditRecorder, ResponseCache } from './graphql/response-cache';
 import { createServices, type ServiceOptions, type Services } from './services';
@@ -424,6 +425,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       res.locals['deadline'] = deadline.signal;
       next();
     },
+    // Imported files may come as multipart uploads, read by the import as they arrive.
+    multipartUploads({ maxFileSize: MAX_REQUEST_BYTES, maxFiles: 1 }),
     express.json({ limit: MAX_REQUEST_BYTES, verify: verifyUtf8Body }),
     async (req, res, next) => {
       const deadline = res.locals['deadline'] as AbortSignal;

@@ -7,7 +7,10 @@
  * /proc/<pid>/clear_refs) is compared with its resident set just before the request and with
  * the size of the request body.
  *
- *   npm run build && node dist/bench/import/import-bench.js [--reports 10000] [--repeats 3]
+ * Each format is sent twice: inline in a JSON body (`content`), and as a GraphQL multipart
+ * request (`file`), read by the import as it arrives.
+ *
+ *   npm run build && node dist/bench/import/import-bench.js [--reports 10000] [--repeats 3] [--heap] [--json-only | --upload-only]
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -70,48 +73,85 @@ function files(n: number): Record<'CSV' | 'JSON' | 'JSONL', string> {
   };
 }
 
-async function main(): Promise<void> {
-  const reports = argument('reports', 10_000);
-  const repeats = argument('repeats', 3);
+interface Session {
+  server: Awaited<ReturnType<typeof startServer>>;
+  post(body: string | Buffer, contentType?: string): Promise<any>;
+  gql(query: string, variables: Record<string, unknown>): Promise<any>;
+  useCase: string;
+}
+
+/** A server process on a fresh database, with a project and a use case to import into. */
+async function startSession(): Promise<Session> {
   const server = await startServer();
-  const post = async (body: string): Promise<any> => {
+  const post = async (body: string | Buffer, contentType = 'application/json'): Promise<any> => {
     const response = await fetch(`http://127.0.0.1:${server.port}/graphql`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${server.key}` },
-      body,
+      headers: { 'content-type': contentType, authorization: `Bearer ${server.key}`, 'apollo-require-preflight': 'true' },
+      body: body as unknown as string,
     });
     const answer = (await response.json()) as { data?: any; errors?: unknown[] };
     if (answer.errors) throw new Error(JSON.stringify(answer.errors).slice(0, 500));
     return answer.data;
   };
   const gql = (query: string, variables: Record<string, unknown>) => post(JSON.stringify({ query, variables }));
+  const project = (await gql('mutation($n: String!) { createProject(input: { name: $n }) { project { id } } }', { n: 'bench' })).createProject.project.id;
+  const useCase = (
+    await gql(
+      `mutation($p: ID!) { createUseCase(input: { projectId: $p, name: "bench", variables: [{ key: "diagnosis", type: FREE_TEXT }] }) { useCase { id } } }`,
+      { p: project },
+    )
+  ).createUseCase.useCase.id;
+  return { server, post, gql, useCase };
+}
 
+async function main(): Promise<void> {
+  const reports = argument('reports', 10_000);
+  const repeats = argument('repeats', 3);
+  // --fresh: every import in a server process of its own (nothing left over from an earlier import).
+  const fresh = process.argv.includes('--fresh');
+  let session = await startSession();
   try {
-    const project = (await gql('mutation($n: String!) { createProject(input: { name: $n }) { project { id } } }', { n: 'bench' })).createProject.project.id;
-    const useCase = (
-      await gql(
-        `mutation($p: ID!) { createUseCase(input: { projectId: $p, name: "bench", variables: [{ key: "diagnosis", type: FREE_TEXT }] }) { useCase { id } } }`,
-        { p: project },
-      )
-    ).createUseCase.useCase.id;
     const content = files(reports);
     const sizes = Object.fromEntries(Object.entries(content).map(([k, v]) => [k, (Buffer.byteLength(v) / 1e6).toFixed(1)]));
     process.stdout.write(`reports: ${reports}, file sizes (MB): ${JSON.stringify(sizes)}\n`);
+    const modes = (process.argv.includes('--upload-only') ? ['upload'] : process.argv.includes('--json-only') ? ['json'] : ['json', 'upload']) as ('json' | 'upload')[];
+    for (const mode of modes)
     for (const format of ['CSV', 'JSON', 'JSONL'] as const) {
       const times: number[] = [];
       const ratios: number[] = [];
       let line = '';
       for (let r = 0; r < repeats; r++) {
+        if (fresh && (r > 0 || format !== 'CSV' || mode !== modes[0])) {
+          await session.server.stop();
+          session = await startSession();
+        }
+        const { server, post, gql, useCase } = session;
         const dataset = (
           await gql('mutation($u: ID!, $n: String!) { createDataset(input: { useCaseId: $u, name: $n }) { dataset { id } } }', {
             u: useCase,
-            n: `${format}-${r}`,
+            n: `${mode}-${format}-${r}`,
           })
         ).createDataset.dataset.id;
-        const body = JSON.stringify({
-          query: 'mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted dataset { reportCount } } }',
-          variables: { i: { datasetId: dataset, format, content: content[format], idField: 'id', textField: 'text' } },
-        });
+        const query = 'mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted dataset { reportCount } } }';
+        let body: string | Buffer;
+        let contentType = 'application/json';
+        if (mode === 'json') {
+          body = JSON.stringify({ query, variables: { i: { datasetId: dataset, format, content: content[format], idField: 'id', textField: 'text' } } });
+        } else {
+          // A GraphQL multipart request: operations, map, then the file part.
+          const boundary = `----reportql-bench-${r}`;
+          const operations = JSON.stringify({ query, variables: { i: { datasetId: dataset, format, file: null, idField: 'id', textField: 'text' } } });
+          body = Buffer.concat([
+            Buffer.from(
+              `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${operations}\r\n` +
+                `--${boundary}\r\nContent-Disposition: form-data; name="map"\r\n\r\n{"0":["variables.i.file"]}\r\n` +
+                `--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="reports.${format.toLowerCase()}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+            ),
+            Buffer.from(content[format]),
+            Buffer.from(`\r\n--${boundary}--\r\n`),
+          ]);
+          contentType = `multipart/form-data; boundary=${boundary}`;
+        }
         const bodyBytes = Buffer.byteLength(body);
         // The server settles (its timers, the last request's garbage) before its baseline is read.
         if (process.argv.includes('--heap')) process.kill(server.pid, 'SIGUSR2');
@@ -119,7 +159,7 @@ async function main(): Promise<void> {
         writeFileSync(`/proc/${server.pid}/clear_refs`, '5');
         const before = memory(server.pid);
         const started = process.hrtime.bigint();
-        const result = await post(body);
+        const result = await post(body, contentType);
         times.push(Number(process.hrtime.bigint() - started) / 1e9);
         const after = memory(server.pid);
         const ratio = (after.peak - before.rss) / bodyBytes;
@@ -132,11 +172,11 @@ async function main(): Promise<void> {
       const sorted = [...times].sort((a, b) => a - b);
       const sortedRatios = [...ratios].sort((a, b) => a - b);
       process.stdout.write(
-        `${format}: median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} s (runs ${times.map((t) => t.toFixed(2)).join(', ')}); peak memory growth median ${sortedRatios[Math.floor(sortedRatios.length / 2)]!.toFixed(1)}× the body;${line}\n`,
+        `${format} (${mode === 'json' ? 'JSON body, content' : 'multipart upload, file'}): median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} s (runs ${times.map((t) => t.toFixed(2)).join(', ')}); peak memory growth median ${sortedRatios[Math.floor(sortedRatios.length / 2)]!.toFixed(1)}× the body;${line}\n`,
       );
     }
   } finally {
-    await server.stop();
+    await session.server.stop();
   }
 }
 

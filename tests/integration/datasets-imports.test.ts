@@ -10,6 +10,7 @@ import {
   importReports,
   jsonl,
   ok,
+  rowId,
   type ProjectKeys,
   type UseCaseFixture,
 } from '../support/graphql-fixtures';
@@ -225,6 +226,76 @@ describe('datasets and report imports', () => {
         ['D3', 'new report', {}],
       ]);
       expect(state.nodes.slice(0, 2).map((r) => r.id)).toEqual(idsBefore);
+    });
+
+    describe('a file larger than one insert chunk', () => {
+      // ~1.6 MB, 5,000 reports: read in several pieces and inserted in several chunks before
+      // the last row is reached, so these show that what was written is rolled back.
+      const N = 5000;
+      const big = (i: number) => ({ id: `S${i}`, text: `${CZECH_DUTCH} ${'x'.repeat(260)} ${i}`, site: i % 3 });
+      const rows = Array.from({ length: N }, (_, i) => big(i));
+
+      it('an import failing on its last row writes nothing, and the next import gets dense ordinals', async () => {
+        const datasetId = await freshDataset('Last row fails');
+        await importReports(t, datasetId, jsonl([{ id: 'OLD', text: 'already here' }]));
+        const lastEmpty = [...rows.slice(0, N - 1), { id: `S${N - 1}`, text: '  ' }];
+        for (const [format, content] of [
+          ['JSONL', jsonl(lastEmpty)],
+          ['JSON', JSON.stringify(lastEmpty)],
+          ['CSV', csv([['id', 'text', 'site'], ...lastEmpty.map((r) => [r.id, r.text, 'site' in r ? r.site : 0] as const)])],
+        ] as const) {
+          t.queries.length = 0;
+          const error = failure(await t.gql(IMPORT_REPORTS, { input: { datasetId, format, content } }), 'BAD_USER_INPUT');
+          // The first chunks were inserted before the last row was read: the rollback undid them.
+          expect(t.queries.filter((q) => q.includes('INSERT INTO reports')).length).toBeGreaterThan(0);
+          expect(error.extensions?.rowErrors).toEqual([
+            { row: N, field: 'text', reason: "empty text in field 'text'", ...(format === 'JSON' ? {} : { line: format === 'CSV' ? N + 1 : N }) },
+          ]);
+          expect(error.extensions?.totalErrors).toBe(1);
+          expect((await reportsOf(datasetId)).reportCount).toBe(1);
+        }
+        // A syntax error after the last element, and a last row whose id is already in the dataset.
+        const unclosed = failure(await t.gql(IMPORT_REPORTS, { input: { datasetId, format: 'JSON', content: JSON.stringify(rows).slice(0, -1) } }), 'BAD_USER_INPUT');
+        expect(unclosed.extensions?.rowErrors).toEqual([{ row: 0, line: 1, reason: "unexpected end of file: the array is not closed with ']'" }]);
+        const lastKnown = failure(
+          await t.gql(IMPORT_REPORTS, { input: { datasetId, format: 'JSONL', content: jsonl([...rows.slice(0, N - 1), { id: 'OLD', text: 'again' }]) } }),
+          'BAD_USER_INPUT',
+        );
+        expect(lastKnown.extensions?.rowErrors).toEqual([{ row: N, field: 'id', reason: 'external id "OLD" is already in the dataset' }]);
+        expect((await reportsOf(datasetId)).reportCount).toBe(1);
+        const counted = await t.dataSource.query('SELECT count(*)::int AS n, max(ordinal) AS last FROM reports WHERE dataset_id = $1', [rowId(datasetId)]);
+        expect(counted).toEqual([{ n: 1, last: 0 }]);
+
+        // The rolled-back imports leave no gap: the whole file lands after the old report, in file order.
+        expect(await importReports(t, datasetId, jsonl(rows))).toMatchObject({ inserted: N, updated: 0 });
+        const ordinals = (await t.dataSource.query('SELECT external_id, ordinal FROM reports WHERE dataset_id = $1 ORDER BY ordinal', [rowId(datasetId)])) as {
+          external_id: string;
+          ordinal: number;
+        }[];
+        expect(ordinals.length).toBe(N + 1);
+        expect(ordinals.every((r, i) => r.ordinal === i && r.external_id === (i === 0 ? 'OLD' : `S${i - 1}`))).toBe(true);
+      });
+
+      it('lists problems from every chunk, and UPSERT across chunks keeps the replaced reports in place', async () => {
+        const datasetId = await freshDataset('Many chunks');
+        const broken = rows.map((r, i) => (i % 1500 === 7 ? { ...r, text: 42 } : r));
+        const error = failure(await t.gql(IMPORT_REPORTS, { input: { datasetId, format: 'JSONL', content: jsonl(broken) } }), 'BAD_USER_INPUT');
+        expect((error.extensions?.rowErrors as { row: number }[]).map((e) => e.row)).toEqual([8, 1508, 3008, 4508]);
+        expect((await reportsOf(datasetId)).reportCount).toBe(0);
+
+        await importReports(t, datasetId, jsonl(rows.slice(2500)));
+        const upsert = await importReports(t, datasetId, jsonl(rows.map((r) => ({ ...r, text: `v2 ${r.text}` }))), { onDuplicate: 'UPSERT' });
+        expect(upsert).toMatchObject({ inserted: 2500, updated: 2500 });
+        const byId = new Map(
+          ((await t.dataSource.query('SELECT external_id, ordinal, text FROM reports WHERE dataset_id = $1', [rowId(datasetId)])) as { external_id: string; ordinal: number; text: string }[]).map(
+            (r) => [r.external_id, r],
+          ),
+        );
+        expect(byId.size).toBe(N);
+        expect(byId.get('S2500')).toMatchObject({ ordinal: 0 });
+        expect(byId.get('S0')).toMatchObject({ ordinal: 2500 });
+        expect(byId.get('S4999')!.text.startsWith('v2 ')).toBe(true);
+      });
     });
 
     it('enforces access', async () => {

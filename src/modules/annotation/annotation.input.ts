@@ -1,6 +1,7 @@
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { JSONScalar } from '../../graphql/scalars';
 import { ImportFormat } from '../imports/import.types';
+import { GraphQLUpload, type FileUpload } from '../imports/upload';
 import { Annotator, AnnotatorKind } from './annotator.entity';
 
 @InputType({ description: 'One annotator per import: one row per report, one column (or key) per variable key.' })
@@ -13,7 +14,12 @@ export class ImportAnnotationsInput {
   @Field({ defaultValue: false, description: 'Make this annotator the reference standard of the dataset.' })
   isReference!: boolean;
   @Field(() => ImportFormat) format!: ImportFormat;
-  @Field() content!: string;
+  @Field(() => String, { nullable: true, description: 'The file content, UTF-8 (or upload it as file).' }) content?: string | null;
+  @Field(() => GraphQLUpload, {
+    nullable: true,
+    description: 'The file as a GraphQL multipart request upload (instead of content); UTF-8.',
+  })
+  file?: Promise<FileUpload> | null;
   @Field({ defaultValue: 'id', description: 'Column or key holding the report external id.' }) idField!: string;
   @Field(() => JSONScalar, { nullable: true, description: 'Variable key → column name, where they differ.' })
   columnMap?: Record<string, string> | null;

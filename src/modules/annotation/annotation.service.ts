@@ -9,6 +9,7 @@ import { importFailure } from '../imports/import.types';
 import { parseAnnotations } from '../imports/parse-annotations';
 import { parseRecords } from '../imports/parse-records';
 import { containsNul, NUL_REASON } from '../imports/text-checks';
+import { importSource, importText } from '../imports/upload';
 import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { UseCase } from '../use-case/use-case.entity';
 import { toSpec } from '../use-case/variable-spec';
@@ -42,7 +43,8 @@ export class AnnotationService {
     const useCase = await this.dataSource.getRepository(UseCase).findOneByOrFail({ id: dataset.useCaseId });
     const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
 
-    const parsed = parseRecords(input.content, input.format, input.delimiter ? { delimiter: input.delimiter } : {});
+    const content = await importText(await importSource(input));
+    const parsed = parseRecords(content, input.format, input.delimiter ? { delimiter: input.delimiter } : {});
     const annotations = parseAnnotations(parsed.rows, {
       idField: input.idField,
       variableKeys: variables.map((v) => v.key),

@@ -1,5 +1,6 @@
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { DuplicatePolicy, ImportFormat } from '../imports/import.types';
+import { GraphQLUpload, type FileUpload } from '../imports/upload';
 import { Dataset } from './dataset.entity';
 
 @InputType()
@@ -19,7 +20,12 @@ export class CreateDatasetPayload {
 export class ImportReportsInput {
   @Field(() => ID) datasetId!: string;
   @Field(() => ImportFormat) format!: ImportFormat;
-  @Field({ description: 'The file content, UTF-8.' }) content!: string;
+  @Field(() => String, { nullable: true, description: 'The file content, UTF-8 (or upload it as file).' }) content?: string | null;
+  @Field(() => GraphQLUpload, {
+    nullable: true,
+    description: 'The file as a GraphQL multipart request upload (instead of content), read and inserted as it arrives, never held whole; UTF-8.',
+  })
+  file?: Promise<FileUpload> | null;
   @Field({ defaultValue: 'id', description: 'Column or key holding the external id.' }) idField!: string;
   @Field({ defaultValue: 'text', description: 'Column or key holding the report text.' }) textField!: string;
   @Field(() => [String], { nullable: true, description: 'Fields kept as metadata; default: every other field.' })

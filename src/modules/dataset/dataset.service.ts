@@ -6,14 +6,15 @@ import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import type { RowError } from '../imports/import-errors';
 import { DuplicatePolicy, importFailure } from '../imports/import.types';
-import { parseRecords } from '../imports/parse-records';
-import { parseReports } from '../imports/parse-reports';
+import { readRecords } from '../imports/parse-records';
+import { importSource } from '../imports/upload';
+import { ReportReader, type ParsedReport, type ParseReportsOptions } from '../imports/parse-reports';
 import { UseCase } from '../use-case/use-case.entity';
 import type { CreateDatasetInput, ImportReportsInput } from './dataset.input';
 import { Dataset } from './dataset.entity';
 import { Report } from './report.entity';
 
-const INSERT_CHUNK = 2000;
+const INSERT_CHUNK = 1000;
 
 export class DatasetService {
   constructor(private readonly dataSource: DataSource) {}
@@ -59,38 +60,22 @@ export class DatasetService {
 
   /**
    * Imports reports in one transaction: any bad row rejects the file (first 50 reasons
-   * returned) and nothing is written. Rows are inserted in chunks through unnest().
+   * returned) and nothing is written. The file is read piece by piece and its reports are
+   * inserted in chunks through unnest() as they are read, inside the transaction; after the
+   * first problem nothing more is written, the rest is still read to list every problem, and
+   * the transaction is rolled back.
    */
   async importReports(principal: Principal, datasetId: string, input: ImportReportsInput): Promise<{ dataset: Dataset; inserted: number; updated: number }> {
     const dataset = await this.get(principal, datasetId, Role.EDITOR);
-    const parsed = parseRecords(input.content, input.format, input.delimiter ? { delimiter: input.delimiter } : {});
-    const reports = parseReports(parsed.rows, {
+    const options: ParseReportsOptions = {
       idField: input.idField,
       textField: input.textField,
       ...(input.metadataFields ? { metadataFields: input.metadataFields } : {}),
-    });
-    const errors: RowError[] = [...parsed.errors, ...reports.errors];
-    if (errors.length > 0) throw importFailure(errors.sort((a, b) => a.row - b.row));
-    if (reports.reports.length === 0) throw importFailure([{ row: 0, reason: 'the file holds no reports' }]);
-
+    };
+    const source = await importSource(input);
     return this.dataSource.transaction(async (manager) => {
       // Serialises imports into one dataset so ordinals stay dense and unique.
       await manager.query('SELECT id FROM datasets WHERE id = $1 FOR UPDATE', [dataset.id]);
-      // Only the file's ids are looked up: a dataset may hold far more reports than the file.
-      const existing = new Map<string, number>(
-        (
-          (await manager.query('SELECT external_id, ordinal FROM reports WHERE dataset_id = $1 AND external_id = ANY($2::text[])', [
-            dataset.id,
-            reports.reports.map((r) => r.externalId),
-          ])) as { external_id: string; ordinal: number }[]
-        ).map((r) => [r.external_id, r.ordinal]),
-      );
-      if (input.onDuplicate === DuplicatePolicy.REJECT) {
-        const duplicates = reports.reports
-          .filter((r) => existing.has(r.externalId))
-          .map((r) => ({ row: r.row, field: input.idField, reason: `external id "${r.externalId}" is already in the dataset` }));
-        if (duplicates.length > 0) throw importFailure(duplicates);
-      }
       // max() in SQL: spreading the ordinals of a large dataset into Math.max overflows the stack.
       const [{ next: first }] = (await manager.query('SELECT coalesce(max(ordinal) + 1, 0)::int AS next FROM reports WHERE dataset_id = $1', [
         dataset.id,
@@ -98,8 +83,31 @@ export class DatasetService {
       let next = first;
       let inserted = 0;
       let updated = 0;
-      for (let i = 0; i < reports.reports.length; i += INSERT_CHUNK) {
-        const chunk = reports.reports.slice(i, i + INSERT_CHUNK);
+      const reader = new ReportReader(options);
+      const duplicates: RowError[] = [];
+      const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, INSERT_CHUNK, async (records, clean) => {
+        const chunk: ParsedReport[] = [];
+        for (const rec of records) {
+          const report = reader.add(rec);
+          if (report) chunk.push(report);
+        }
+        // After a problem nothing more is written; the rest is still checked.
+        if (!clean || reader.failed || chunk.length === 0) return;
+        // Only the chunk's ids are looked up: a dataset may hold far more reports than the file.
+        const existing = new Map<string, number>(
+          (
+            (await manager.query('SELECT external_id, ordinal FROM reports WHERE dataset_id = $1 AND external_id = ANY($2::text[])', [
+              dataset.id,
+              chunk.map((r) => r.externalId),
+            ])) as { external_id: string; ordinal: number }[]
+          ).map((r) => [r.external_id, r.ordinal]),
+        );
+        if (input.onDuplicate === DuplicatePolicy.REJECT) {
+          for (const r of chunk) {
+            if (existing.has(r.externalId)) duplicates.push({ row: r.row, field: input.idField, reason: `external id "${r.externalId}" is already in the dataset` });
+          }
+        }
+        if (duplicates.length > 0) return;
         const ordinals = chunk.map((r) => existing.get(r.externalId) ?? next++);
         const result = (await manager.query(
           `INSERT INTO reports (project_id, dataset_id, ordinal, external_id, text, metadata)
@@ -120,7 +128,13 @@ export class DatasetService {
           if (row.inserted) inserted++;
           else updated++;
         }
-      }
+      });
+      // Throwing rolls the transaction back: whatever was inserted is gone.
+      const errors: RowError[] = [...read.errors, ...(read.rejected ? new ReportReader(options).finish() : reader.finish())];
+      if (!read.showLines) for (const error of errors) delete error.line;
+      if (errors.length > 0) throw importFailure(errors.sort((a, b) => a.row - b.row));
+      if (duplicates.length > 0) throw importFailure(duplicates);
+      if (inserted + updated === 0) throw importFailure([{ row: 0, reason: 'the file holds no reports' }]);
       return { dataset, inserted, updated };
     });
   }

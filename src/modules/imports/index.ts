@@ -14,15 +14,18 @@ export {
   DuplicateIdTracker,
   parseRecords,
   readExternalId,
+  readRecords,
   recordError,
   setOwn,
   type ExternalIdResult,
   type ParsedRecord,
   type ParseRecordsOptions,
   type ParseRecordsResult,
+  type ReadRecordsResult,
   type RecordFormat,
 } from './parse-records';
-export { parseReports, type ParsedReport, type ParseReportsOptions, type ParseReportsResult } from './parse-reports';
+export { createRecordReader, textSlices, TEXT_SLICE_CHARS, type RecordReader, type RecordReaderOptions, type RecordSink } from './record-reader';
+export { parseReports, ReportReader, type ParsedReport, type ParseReportsOptions, type ParseReportsResult } from './parse-reports';
 export {
   parseAnnotations,
   resolveVariableColumns,

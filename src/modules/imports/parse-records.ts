@@ -1,16 +1,19 @@
-import { parse as parseCsv } from 'csv-parse/sync';
-import { sortRowErrors, type RowError } from './import-errors';
+import type { RowError } from './import-errors';
 import { MAX_NAME_LENGTH, NUL, NUL_REASON, TOO_LONG_REASON } from './text-checks';
-import { findOutOfRangeNumber, findValueProblem, LONE_SURROGATE_REASON, OUT_OF_RANGE_REASON } from '../../db/storable';
+import {
+  createRecordReader,
+  describeType,
+  recordError,
+  textSlices,
+  type ParsedRecord,
+  type RecordFormat,
+  type RecordReader,
+  type RecordReaderOptions,
+  type RecordSink,
+} from './record-reader';
+import { isTruncated, type ImportSource } from './upload';
 
-export type RecordFormat = 'CSV' | 'JSON' | 'JSONL';
-
-/** One data record of an input file; see {@link RowError} for what `row` and `line` count. */
-export interface ParsedRecord {
-  row: number;
-  line?: number;
-  record: Record<string, unknown>;
-}
+export { detectDelimiter, recordError, setOwn, type ParsedRecord, type RecordFormat } from './record-reader';
 
 export interface ParseRecordsResult {
   rows: ParsedRecord[];
@@ -20,35 +23,7 @@ export interface ParseRecordsResult {
   delimiter?: string;
 }
 
-export interface ParseRecordsOptions {
-  /** CSV field delimiter; when absent it is detected from the header line among `,` `;` tab. */
-  delimiter?: string;
-}
-
-/** A field larger than this is almost certainly a wrong delimiter or an unclosed quote. */
-const MAX_CSV_RECORD_CHARS = 16_000_000;
-
-const BOM = '\uFEFF';
-
-function stripBom(content: string): string {
-  return content.charCodeAt(0) === 0xfeff ? content.slice(BOM.length) : content;
-}
-
-function describeType(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** V8 quotes the whole input in some messages; a 2 KB report in an error is noise. */
-function cleanJsonMessage(message: string): string {
-  const cleaned = message.replace(/, ".*" is not valid JSON$/s, '').replace(/^"[\s\S]*" is not valid JSON$/, 'not valid JSON');
-  return cleaned.length > 200 ? `${cleaned.slice(0, 200)}…` : cleaned;
-}
+export type ParseRecordsOptions = RecordReaderOptions;
 
 /**
  * Parses an uploaded file into records. UTF-8 text in, a leading BOM stripped, CRLF or LF line
@@ -69,353 +44,150 @@ function cleanJsonMessage(message: string): string {
  * a number no double holds (1e400, 1e-400: JSON.parse makes them Infinity, stored as null, and
  * 0) is an error. NUL characters are left to the callers, which refuse or remove them.
  *
- * Linear in the input size.
+ * Linear in the input size. {@link readRecords} does the same without holding all records.
  */
-export function parseRecords(
-  content: string,
-  format: RecordFormat,
-  options: ParseRecordsOptions = {},
-): ParseRecordsResult {
-  const text = stripBom(content);
-  let result: ParseRecordsResult;
-  switch (format) {
-    case 'CSV':
-      result = parseCsvRecords(text, options.delimiter);
-      break;
-    case 'JSON':
-      result = parseJsonRecords(text);
-      break;
-    case 'JSONL':
-      result = parseJsonlRecords(text);
-      break;
-    default: {
-      const never: never = format;
-      return { rows: [], errors: [{ row: 0, reason: `unknown format ${String(never)}` }] };
-    }
+export function parseRecords(content: string, format: RecordFormat, options: ParseRecordsOptions = {}): ParseRecordsResult {
+  let rows: ParsedRecord[] = [];
+  let errors: RowError[] = [];
+  let rejected = false;
+  const reader = createRecordReader(
+    format,
+    {
+      record: (rec) => {
+        if (!rejected) rows.push(rec);
+      },
+      error: (error) => {
+        if (!rejected) errors.push(error);
+      },
+      reject: (error) => {
+        rejected = true;
+        rows = [];
+        errors = [error];
+      },
+    },
+    options,
+  );
+  for (const piece of textSlices(content)) reader.write(piece);
+  reader.end();
+  if (!reader.showLines) {
+    for (const rec of rows) delete rec.line;
+    for (const error of errors) delete error.line;
   }
-  return withoutUnstorableRecords(result);
+  const result: ParseRecordsResult = { rows, errors };
+  if (format === 'CSV') {
+    result.columns = reader.columns ?? [];
+    if (reader.delimiter !== undefined) result.delimiter = reader.delimiter;
+  }
+  return result;
 }
 
-/** Moves the records holding a value that cannot be stored as it is from `rows` to `errors`. */
-function withoutUnstorableRecords(result: ParseRecordsResult): ParseRecordsResult {
-  const rows: ParsedRecord[] = [];
-  const errors = [...result.errors];
-  let moved = false;
-  for (const rec of result.rows) {
-    const problem = findValueProblem(rec.record, { nul: false });
-    if (!problem) {
-      rows.push(rec);
-      continue;
-    }
-    moved = true;
-    errors.push(recordError(rec, problem.path ? `field '${problem.path}' ${problem.reason}` : `the record ${problem.reason}`, problem.path || undefined));
-  }
-  if (!moved) return result;
-  return { ...result, rows, errors: sortRowErrors(errors) };
+export interface ReadRecordsResult {
+  /** The problems found while reading, in the order they were found. */
+  errors: RowError[];
+  /** The file was rejected as a whole: `errors` holds that one error, and records handed out before do not count. */
+  rejected: boolean;
+  /** False when the records' `line` is not to be shown: drop it from errors made from them (see {@link RecordReader.showLines}). */
+  showLines: boolean;
+  columns?: string[];
+  delimiter?: string;
 }
 
 /**
- * Picks the delimiter among `,` `;` and tab that occurs most often outside quotes in the header
- * line; a tie or no delimiter at all means `,`.
+ * The pieces of a file: slices of a string, or an uploaded file's bytes decoded as UTF-8 as
+ * they arrive. Bytes that are not UTF-8, or a file the multipart parser cut at its size limit,
+ * are reported through `fail`; the rest of the upload is still read (and dropped) so that the
+ * request body is consumed.
  */
-export function detectDelimiter(text: string): string {
-  const counts = new Map<string, number>([
-    [',', 0],
-    [';', 0],
-    ['\t', 0],
-  ]);
-  let quoted = false;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i];
-    if (c === '"') quoted = !quoted;
-    else if (!quoted && (c === '\n' || c === '\r')) break;
-    else if (!quoted && counts.has(c)) counts.set(c, (counts.get(c) ?? 0) + 1);
+async function* textPieces(source: ImportSource, fail: (error: RowError) => void): AsyncGenerator<string> {
+  if (typeof source === 'string') {
+    yield* textSlices(source);
+    return;
   }
-  let best = ',';
-  for (const [d, n] of counts) if (n > (counts.get(best) ?? 0)) best = d;
-  return best;
-}
-
-/** Line breaks in a field: LF, CRLF and a lone CR each count once (native indexOf scans). */
-function countLineBreaks(field: string): number {
-  let n = 0;
-  for (let i = field.indexOf('\n'); i !== -1; i = field.indexOf('\n', i + 1)) n += 1;
-  for (let i = field.indexOf('\r'); i !== -1; i = field.indexOf('\r', i + 1)) {
-    if (field.charCodeAt(i + 1) !== 10) n += 1;
-  }
-  return n;
-}
-
-interface CsvErrorLike {
-  code?: string;
-  message: string;
-}
-
-function describeCsvError(err: CsvErrorLike): string {
-  switch (err.code) {
-    case 'CSV_QUOTE_NOT_CLOSED':
-      return 'unterminated quoted field: the opening quote is never closed';
-    case 'CSV_INVALID_CLOSING_QUOTE':
-      return 'invalid closing quote: a quoted field must be followed by the delimiter or a line end (write a quote inside a quoted field as "")';
-    case 'CSV_MAX_RECORD_SIZE':
-      return `record longer than ${MAX_CSV_RECORD_CHARS} characters (wrong delimiter or an unclosed quote?)`;
-    default:
-      // csv-parse's own line numbers count CRLF inside quoted fields twice; ours do not
-      return `CSV syntax error: ${err.message.replace(/ at line \d+/, '')}`;
-  }
-}
-
-/** Lone surrogates only: in a `u` regular expression a pair is one code point and does not match. */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-
-function parseCsvRecords(text: string, delimiterOption: string | undefined): ParseRecordsResult {
-  const delimiter = delimiterOption ?? detectDelimiter(text);
-  // csv-parse reads UTF-8 bytes, in which a lone surrogate has already become U+FFFD.
-  const lone = LONE_SURROGATE.exec(text);
-  if (lone) {
-    const line = text.slice(0, lone.index).split('\n').length;
-    return { rows: [], errors: [{ row: 0, line, reason: `the file ${LONE_SURROGATE_REASON}` }], columns: [], delimiter };
-  }
-  const rows: ParsedRecord[] = [];
-  const errors: RowError[] = [];
-  let header: string[] | null = null;
-  let headerOk = true;
-  // physical lines consumed by the records seen so far (blank lines are counted separately)
-  let recordLines = 0;
-  let emptyLinesSeen = 0;
-  let dataRecords = 0;
-
-  const onRecord = (fields: string[], ctx: { empty_lines: number }): null => {
-    emptyLinesSeen = ctx.empty_lines;
-    const startLine = recordLines + emptyLinesSeen + 1;
-    let breaks = 0;
-    for (const f of fields) breaks += countLineBreaks(f);
-    recordLines += 1 + breaks;
-
-    if (header === null) {
-      header = fields.map((name) => name.trim());
-      const seen = new Map<string, number>();
-      header.forEach((name, i) => {
-        if (name === '') {
-          errors.push({ row: 0, line: startLine, reason: `header column ${i + 1} has no name` });
-          headerOk = false;
-        } else if (seen.has(name)) {
-          errors.push({
-            row: 0,
-            line: startLine,
-            field: name,
-            reason: `header names column '${name}' twice (columns ${(seen.get(name) ?? 0) + 1} and ${i + 1})`,
-          });
-          headerOk = false;
-        } else {
-          seen.set(name, i);
-        }
-      });
-      return null;
+  // ignoreBOM: the BOM is passed on and skipped by the reader, as for inline content
+  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  let failed = false;
+  for await (const chunk of source) {
+    if (failed) continue;
+    try {
+      const text = decoder.decode(chunk, { stream: true });
+      if (text.length > 0) yield text;
+    } catch {
+      failed = true;
+      fail({ row: 0, reason: 'the file is not valid UTF-8' });
     }
-
-    if (fields.every((f) => f.trim() === '')) return null;
-    dataRecords += 1;
-    const row = dataRecords;
-    if (fields.length !== header.length) {
-      errors.push({
-        row,
-        line: startLine,
-        reason: `${fields.length} cells but the header has ${header.length} columns`,
-      });
-      return null;
-    }
-    if (!headerOk) return null;
-    const record: Record<string, unknown> = {};
-    for (let i = 0; i < header.length; i += 1) setOwn(record, header[i], fields[i]);
-    rows.push({ row, line: startLine, record });
-    return null;
-  };
-
-  try {
-    parseCsv(text, {
-      delimiter,
-      relax_column_count: true,
-      relax_quotes: true,
-      skip_empty_lines: true,
-      max_record_size: MAX_CSV_RECORD_CHARS,
-      on_record: onRecord,
-    });
-  } catch (err) {
-    const e = err as CsvErrorLike;
-    errors.push({
-      row: header === null ? 0 : dataRecords + 1,
-      line: recordLines + emptyLinesSeen + 1,
-      reason: describeCsvError(e),
-    });
   }
-  if (header === null && errors.length === 0) {
-    errors.push({ row: 0, reason: 'the file is empty: a CSV needs a header line' });
-  }
-  return { rows, errors, columns: header ?? [], delimiter };
-}
-
-function parseJsonRecords(text: string): ParseRecordsResult {
-  let doc: unknown;
+  if (failed) return;
   try {
-    doc = JSON.parse(text);
+    const text = decoder.decode();
+    if (text.length > 0) yield text;
   } catch {
-    return diagnoseJsonArray(text);
+    fail({ row: 0, reason: 'the file is not valid UTF-8 (it ends inside a character)' });
+    return;
   }
-  // Rare: the element by element reading names the rows holding such a number.
-  if (Array.isArray(doc) && findOutOfRangeNumber(text) !== null) return diagnoseJsonArray(text);
-  if (!Array.isArray(doc)) {
-    return {
-      rows: [],
-      errors: [{ row: 0, reason: `a JSON import must be an array of objects, got ${describeType(doc)}` }],
-    };
-  }
-  const rows: ParsedRecord[] = [];
-  const errors: RowError[] = [];
-  doc.forEach((element: unknown, i) => {
-    if (isPlainObject(element)) rows.push({ row: i + 1, record: element });
-    else errors.push({ row: i + 1, reason: `expected an object, got ${describeType(element)}` });
-  });
-  return { rows, errors };
+  if (isTruncated(source)) fail({ row: 0, reason: 'the file is larger than the server accepts' });
 }
 
 /**
- * Runs only when `JSON.parse` rejected the document: splits the top-level array into elements
- * by scanning brackets and strings, then parses each element on its own, so every broken
- * element is reported with its row and line and the good ones still parse.
+ * Reads a file piece by piece and hands its records to `onBatch` in file order, at most
+ * `batchSize` at a time (each batch is awaited before reading on), so that only one batch of
+ * records exists at a time; `clean` tells whether no problem was found so far. Problems are
+ * collected and returned, as {@link parseRecords} would. An uploaded file is read to its end
+ * even when it is rejected early.
  */
-function diagnoseJsonArray(text: string): ParseRecordsResult {
-  const rows: ParsedRecord[] = [];
-  const errors: RowError[] = [];
-  let p = 0;
-  let line = 1;
-  const skipWs = (): void => {
-    while (p < text.length) {
-      const c = text.charCodeAt(p);
-      if (c === 10) line += 1;
-      else if (c !== 32 && c !== 9 && c !== 13) break;
-      p += 1;
-    }
+export async function readRecords(
+  source: ImportSource,
+  format: RecordFormat,
+  options: ParseRecordsOptions,
+  batchSize: number,
+  onBatch: (records: ParsedRecord[], clean: boolean) => Promise<void> | void,
+): Promise<ReadRecordsResult> {
+  let batch: ParsedRecord[] = [];
+  let errors: RowError[] = [];
+  let rejected = false;
+  const reject = (error: RowError): void => {
+    if (rejected) return;
+    rejected = true;
+    batch = [];
+    errors = [error];
   };
-  skipWs();
-  if (p >= text.length) return { rows, errors: [{ row: 0, reason: 'the file is empty' }] };
-  if (text[p] !== '[') {
-    let reason = 'a JSON import must be an array of objects';
+  const sink: RecordSink = {
+    record: (rec) => {
+      if (!rejected) batch.push(rec);
+    },
+    error: (error) => {
+      if (!rejected) errors.push(error);
+    },
+    reject,
+  };
+  const reader: RecordReader = createRecordReader(format, sink, options);
+  // A batch that fails (a database error) ends the import; an upload is still read to its end.
+  let failure: { error: unknown } | null = null;
+  for await (const piece of textPieces(source, reject)) {
+    if (rejected || failure) continue;
+    reader.write(piece);
     try {
-      JSON.parse(text);
-    } catch (err) {
-      reason += ` (${cleanJsonMessage((err as Error).message)})`;
-    }
-    return { rows, errors: [{ row: 0, line, reason }] };
-  }
-  p += 1;
-  let row = 0;
-  for (;;) {
-    skipWs();
-    if (p >= text.length) {
-      errors.push({ row: 0, line, reason: "unexpected end of file: the array is not closed with ']'" });
-      break;
-    }
-    if (text[p] === ']') {
-      if (row > 0) errors.push({ row, line, reason: "trailing comma after the last element" });
-      p += 1;
-      break;
-    }
-    row += 1;
-    const startLine = line;
-    const start = p;
-    let depth = 0;
-    let inString = false;
-    let end = -1;
-    for (; p < text.length; p += 1) {
-      const c = text.charCodeAt(p);
-      if (c === 10) line += 1;
-      if (inString) {
-        if (c === 92) p += 1;
-        else if (c === 34) inString = false;
-        continue;
+      while (!rejected && batch.length >= batchSize) {
+        const full = batch.slice(0, batchSize);
+        batch = batch.slice(batchSize);
+        await onBatch(full, errors.length === 0);
       }
-      if (c === 34) inString = true;
-      else if (c === 123 || c === 91) depth += 1;
-      else if (c === 125 || c === 93) {
-        if (depth === 0) {
-          end = p;
-          break;
-        }
-        depth -= 1;
-      } else if (c === 44 && depth === 0) {
-        end = p;
-        break;
-      }
-    }
-    const chunk = text.slice(start, end === -1 ? p : end);
-    if (end === -1 && (inString || depth > 0)) {
-      errors.push({
-        row,
-        line: startLine,
-        reason: inString ? 'unterminated string at the end of the file' : 'unexpected end of file inside this element',
-      });
-      break;
-    }
-    try {
-      const element: unknown = JSON.parse(chunk);
-      if (findOutOfRangeNumber(chunk) !== null) errors.push({ row, line: startLine, reason: `a value ${OUT_OF_RANGE_REASON}` });
-      else if (isPlainObject(element)) rows.push({ row, line: startLine, record: element });
-      else errors.push({ row, line: startLine, reason: `expected an object, got ${describeType(element)}` });
-    } catch (err) {
-      errors.push({ row, line: startLine, reason: `invalid JSON: ${cleanJsonMessage((err as Error).message)}` });
-    }
-    if (text[p] === ',') {
-      p += 1;
-      continue;
-    }
-    if (text[p] === ']') {
-      p += 1;
-      break;
-    }
-    if (p >= text.length) {
-      errors.push({ row: 0, line, reason: "unexpected end of file: the array is not closed with ']'" });
-      break;
-    }
-    // a '}' closing nothing: report and stop, the rest cannot be split reliably
-    errors.push({ row, line, reason: `unexpected '${text[p]}' after this element` });
-    return { rows, errors };
-  }
-  skipWs();
-  if (p < text.length) {
-    errors.push({ row: 0, line, reason: 'unexpected content after the closing bracket of the array' });
-  }
-  if (errors.length === 0) {
-    // JSON.parse failed but every element parsed: the problem is outside the elements
-    errors.push({ row: 0, reason: 'invalid JSON outside the array elements' });
-  }
-  return { rows, errors };
-}
-
-function parseJsonlRecords(text: string): ParseRecordsResult {
-  const rows: ParsedRecord[] = [];
-  const errors: RowError[] = [];
-  let row = 0;
-  let lineNo = 0;
-  let start = 0;
-  while (start <= text.length) {
-    let end = text.indexOf('\n', start);
-    if (end === -1) end = text.length;
-    lineNo += 1;
-    const raw = text.slice(start, end);
-    start = end + 1;
-    if (raw.trim() === '') continue;
-    row += 1;
-    try {
-      const value: unknown = JSON.parse(raw);
-      if (findOutOfRangeNumber(raw) !== null) errors.push({ row, line: lineNo, reason: `a value ${OUT_OF_RANGE_REASON}` });
-      else if (isPlainObject(value)) rows.push({ row, line: lineNo, record: value });
-      else errors.push({ row, line: lineNo, reason: `expected an object, got ${describeType(value)}` });
-    } catch (err) {
-      errors.push({ row, line: lineNo, reason: `invalid JSON: ${cleanJsonMessage((err as Error).message)}` });
+    } catch (error) {
+      failure = { error };
     }
   }
-  return { rows, errors };
+  if (failure) throw failure.error;
+  if (!rejected) reader.end();
+  if (!rejected && batch.length > 0) {
+    const last = batch;
+    batch = [];
+    await onBatch(last, errors.length === 0);
+  }
+  const result: ReadRecordsResult = { errors, rejected, showLines: reader.showLines };
+  if (format === 'CSV') {
+    result.columns = reader.columns ?? [];
+    if (reader.delimiter !== undefined) result.delimiter = reader.delimiter;
+  }
+  return result;
 }
 
 /** The outcome of reading an external id from a record. */
@@ -500,21 +272,4 @@ export function describeColumns(columns: readonly string[]): string {
   if (columns.length === 0) return 'none';
   const shown = columns.slice(0, 20).map((c) => `'${c}'`).join(', ');
   return columns.length > 20 ? `${shown}, … (${columns.length} in total)` : shown;
-}
-
-/** A {@link RowError} for one record, carrying its row and (when known) its line. */
-export function recordError(rec: ParsedRecord, reason: string, field?: string): RowError {
-  const error: RowError = { row: rec.row, reason };
-  if (rec.line !== undefined) error.line = rec.line;
-  if (field !== undefined) error.field = field;
-  return error;
-}
-
-/** Sets an own enumerable property, even for a key such as "__proto__" taken from user input. */
-export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  } else {
-    target[key] = value;
-  }
 }

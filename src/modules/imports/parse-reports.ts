@@ -1,7 +1,5 @@
 import type { RowError } from './import-errors';
 import {
-  anyRecordHas,
-  collectColumns,
   describeColumns,
   DuplicateIdTracker,
   readExternalId,
@@ -44,33 +42,40 @@ export interface ParseReportsResult {
  * the columns that exist, instead of one error per row.
  */
 export function parseReports(rows: readonly ParsedRecord[], options: ParseReportsOptions): ParseReportsResult {
-  const { idField, textField } = options;
-  const errors: RowError[] = [];
-  if (idField === textField) {
-    return { reports: [], errors: [{ row: 0, reason: `the id field and the text field are both '${idField}'` }] };
+  const reader = new ReportReader(options);
+  const reports: ParsedReport[] = [];
+  for (const rec of rows) {
+    const report = reader.add(rec);
+    if (report) reports.push(report);
   }
-  if (rows.length > 0) {
-    const columns = collectColumns(rows);
-    for (const [role, field] of [
-      ['id', idField],
-      ['text', textField],
-    ] as const) {
-      if (!anyRecordHas(rows, field)) {
-        errors.push({ row: 0, field, reason: `${role} field '${field}' not found; the file has ${describeColumns(columns)}` });
-      }
-    }
-    for (const field of options.metadataFields ?? []) {
-      if (!anyRecordHas(rows, field)) {
-        errors.push({ row: 0, field, reason: `metadata field '${field}' not found; the file has ${describeColumns(columns)}` });
-      }
-    }
-    if (errors.length > 0) return { reports: [], errors };
+  const errors = reader.finish();
+  return { reports: errors.some((e) => e.row === 0) ? [] : reports, errors };
+}
+
+/**
+ * {@link parseReports} one record at a time, for a file read piece by piece: `add` checks a
+ * record and returns its report (or null, its errors kept), `finish` returns the errors of the
+ * whole file. Holds only the ids seen and the column names, not the records.
+ */
+export class ReportReader {
+  private readonly ids = new DuplicateIdTracker();
+  private readonly rowErrors: RowError[] = [];
+  private readonly columns = new Set<string>();
+  private records = 0;
+
+  constructor(private readonly options: ParseReportsOptions) {}
+
+  /** Whether an error was found so far (the file will be rejected). */
+  get failed(): boolean {
+    return this.rowErrors.length > 0 || this.options.idField === this.options.textField;
   }
 
-  const explicitMetadata = options.metadataFields;
-  const reports: ParsedReport[] = [];
-  const ids = new DuplicateIdTracker();
-  for (const rec of rows) {
+  add(rec: ParsedRecord): ParsedReport | null {
+    const { idField, textField } = this.options;
+    this.records += 1;
+    for (const key of Object.keys(rec.record)) this.columns.add(key);
+    if (idField === textField) return null;
+    const errors = this.rowErrors;
     const idResult = readExternalId(rec.record, idField);
     let rowOk = true;
     if (!idResult.ok) {
@@ -95,14 +100,15 @@ export function parseReports(rows: readonly ParsedRecord[], options: ParseReport
       text = rawText.endsWith('\r') ? rawText.slice(0, -1) : rawText;
     }
     if (idResult.ok) {
-      const dup = ids.check(idResult.id, rec.row, rec.line, idField);
+      const dup = this.ids.check(idResult.id, rec.row, rec.line, idField);
       if (dup) {
         errors.push(dup);
         rowOk = false;
       }
     }
-    if (!rowOk || !idResult.ok) continue;
+    if (!rowOk || !idResult.ok) return null;
 
+    const explicitMetadata = this.options.metadataFields;
     const metadata: Record<string, unknown> = {};
     if (explicitMetadata) {
       for (const f of explicitMetadata) {
@@ -115,9 +121,36 @@ export function parseReports(rows: readonly ParsedRecord[], options: ParseReport
     if (nulField !== undefined) {
       const shown = nulField.replaceAll(NUL, '\\0');
       errors.push(recordError(rec, `metadata field '${shown}' ${NUL_REASON}`, shown));
-      continue;
+      return null;
     }
-    reports.push({ externalId: idResult.id, text, metadata, row: rec.row });
+    return { externalId: idResult.id, text, metadata, row: rec.row };
   }
-  return { reports, errors };
+
+  /**
+   * The file's errors: a field no record has is one file-level error listing the columns (and
+   * then the rows' errors are not listed); otherwise the rows' errors in row order.
+   */
+  finish(): RowError[] {
+    const { idField, textField } = this.options;
+    if (idField === textField) return [{ row: 0, reason: `the id field and the text field are both '${idField}'` }];
+    if (this.records > 0) {
+      const columns = [...this.columns];
+      const fileErrors: RowError[] = [];
+      for (const [role, field] of [
+        ['id', idField],
+        ['text', textField],
+      ] as const) {
+        if (!this.columns.has(field)) {
+          fileErrors.push({ row: 0, field, reason: `${role} field '${field}' not found; the file has ${describeColumns(columns)}` });
+        }
+      }
+      for (const field of this.options.metadataFields ?? []) {
+        if (!this.columns.has(field)) {
+          fileErrors.push({ row: 0, field, reason: `metadata field '${field}' not found; the file has ${describeColumns(columns)}` });
+        }
+      }
+      if (fileErrors.length > 0) return fileErrors;
+    }
+    return this.rowErrors;
+  }
 }

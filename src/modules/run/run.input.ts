@@ -1,6 +1,7 @@
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { JSONScalar } from '../../graphql/scalars';
 import { ImportFormat } from '../imports/import.types';
+import { GraphQLUpload, type FileUpload } from '../imports/upload';
 import { PromptStrategy, Run, RunSource, RunStatus } from './run.entity';
 import { PredictionStatus } from './prediction.entity';
 
@@ -27,7 +28,12 @@ export class ImportPredictionsInput {
   @Field(() => ID, { nullable: true }) promptId?: string | null;
   @Field(() => ImportFormat) format!: ImportFormat;
   @Field(() => PredictionLayout) layout!: PredictionLayout;
-  @Field() content!: string;
+  @Field(() => String, { nullable: true, description: 'The file content, UTF-8 (or upload it as file).' }) content?: string | null;
+  @Field(() => GraphQLUpload, {
+    nullable: true,
+    description: 'The file as a GraphQL multipart request upload (instead of content); UTF-8.',
+  })
+  file?: Promise<FileUpload> | null;
   @Field(() => String, { nullable: true, description: 'Field with the report external id; default "id" (framework CSV: detected).' })
   idField?: string | null;
   @Field(() => String, { nullable: true, description: 'JSON_COLUMN: field with the extracted object (default "extracted_data").' })

@@ -14,6 +14,7 @@ import { parsePredictions, type ParsedPrediction, type ParsePredictionsOptions }
 import { parseRecords } from '../imports/parse-records';
 import { findValueProblem } from '../../db/storable';
 import { withoutNul } from '../imports/text-checks';
+import { importSource, importText } from '../imports/upload';
 import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { Prompt } from '../prompt/prompt.entity';
 import { UseCase } from '../use-case/use-case.entity';
@@ -190,7 +191,8 @@ export class RunService {
     const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
     const specs = variables.map((v) => toSpec(v, useCase));
 
-    const records = parseRecords(input.content, input.format, input.delimiter ? { delimiter: input.delimiter } : {});
+    const content = await importText(await importSource(input));
+    const records = parseRecords(content, input.format, input.delimiter ? { delimiter: input.delimiter } : {});
     const errors: RowError[] = [...records.errors];
     const parsed = this.readPredictions(records.rows, input, variables.map((v) => v.key), errors);
 
