@@ -59,18 +59,47 @@ export async function loadAnnotatorRecords(dataSource: DataSource, frame: Datase
 }
 
 /** Each run's prediction cells in report order; a report without prediction is undefined (scored INVALID/MISSING). */
+/**
+ * Predictions read per statement. The driver parses in one turn of the event loop whatever the
+ * socket has delivered, so one statement for every prediction of 90 runs (112,680 rows) kept
+ * every other request waiting while it was parsed; pages of this many rows bound that turn.
+ */
+const RECORD_PAGE_ROWS = 2000;
+
+/**
+ * The succeeded predictions' cells of each run in report order, read in pages (by run and
+ * report id) of one snapshot: a run still executing is seen as it was when the read began.
+ */
 export async function loadRunRecords(dataSource: DataSource, frame: DatasetFrame, runIds: string[]): Promise<Map<string, RecordRow[]>> {
   const out = new Map<string, RecordRow[]>(runIds.map((id) => [id, new Array(frame.reportIds.length).fill(undefined)]));
   if (runIds.length === 0) return out;
-  const rows = (await dataSource.query(
-    `SELECT run_id, report_id, cells FROM predictions WHERE run_id = ANY($1) AND status = 'SUCCEEDED'`,
-    [runIds],
-  )) as { run_id: string; report_id: string; cells: Record<string, StoredCell> }[];
-  for (const row of rows) {
-    const i = frame.index.get(row.report_id);
-    const records = out.get(row.run_id);
-    if (i === undefined || !records) continue;
-    records[i] = row.cells;
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.startTransaction('REPEATABLE READ');
+    let after: [string, string] = ['00000000-0000-0000-0000-000000000000', '00000000-0000-0000-0000-000000000000'];
+    for (;;) {
+      const rows = (await runner.query(
+        `SELECT run_id, report_id, cells FROM predictions
+         WHERE run_id = ANY($1) AND status = 'SUCCEEDED' AND (run_id, report_id) > ($2::uuid, $3::uuid)
+         ORDER BY run_id, report_id LIMIT ${RECORD_PAGE_ROWS}`,
+        [runIds, ...after],
+      )) as { run_id: string; report_id: string; cells: Record<string, StoredCell> }[];
+      for (const row of rows) {
+        const i = frame.index.get(row.report_id);
+        const records = out.get(row.run_id);
+        if (i !== undefined && records) records[i] = row.cells;
+      }
+      if (rows.length < RECORD_PAGE_ROWS) break;
+      const last = rows[rows.length - 1]!;
+      after = [last.run_id, last.report_id];
+    }
+    await runner.commitTransaction();
+  } catch (error) {
+    if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+    throw error;
+  } finally {
+    await runner.release();
   }
   return out;
 }
