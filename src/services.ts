@@ -10,6 +10,7 @@ import type { EgressPolicy } from './llm/egress';
 import { createSecretBox, type SecretBox } from './llm/secret-box';
 import { EndpointConnections } from './modules/endpoint/endpoint-connections';
 import { EndpointService } from './modules/endpoint/endpoint.service';
+import { ExportService } from './modules/export/export.service';
 import { ExtractionService } from './modules/extraction/extraction.service';
 import { ProjectService } from './modules/project/project.service';
 import { PromptService } from './modules/prompt/prompt.service';
@@ -30,6 +31,8 @@ export interface Services {
   runs: RunService;
   scoring: ScoringService;
   extraction: ExtractionService;
+  /** CSV and JSON exports of predictions, scores and leaderboards. */
+  exports: ExportService;
   execution: RunExecutionService;
   /** The work-item queue of executed runs. */
   queue: JobQueue;
@@ -61,6 +64,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
   const datasets = new DatasetService(dataSource);
   const extraction = new ExtractionService(dataSource, endpoints, useCases);
   const scoring = new ScoringService(dataSource, (modelId, principal) => endpoints.embedder(principal, modelId));
+  const runs = new RunService(dataSource, datasets);
   return {
     apiKeys,
     audit: new AuditService(dataSource),
@@ -70,9 +74,10 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     annotations: new AnnotationService(dataSource, datasets),
     endpoints,
     prompts: new PromptService(dataSource, useCases),
-    runs: new RunService(dataSource, datasets),
+    runs,
     scoring,
     extraction,
+    exports: new ExportService(dataSource, runs, useCases, datasets, scoring),
     execution: new RunExecutionService(dataSource, datasets, extraction, queue, safePublisher(bus, onEventError)),
     queue,
     bus,
