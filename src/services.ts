@@ -8,6 +8,7 @@ import { DEFAULT_QUEUE_OPTIONS, JobQueue, poolOf, type QueueOptions } from './jo
 import { PgEventBus } from './graphql/pubsub';
 import type { EgressPolicy } from './llm/egress';
 import { createSecretBox, type SecretBox } from './llm/secret-box';
+import { ChartService } from './modules/chart/chart.service';
 import { EndpointConnections } from './modules/endpoint/endpoint-connections';
 import { EndpointService } from './modules/endpoint/endpoint.service';
 import { ExportService } from './modules/export/export.service';
@@ -33,6 +34,8 @@ export interface Services {
   extraction: ExtractionService;
   /** CSV and JSON exports of predictions, scores and leaderboards. */
   exports: ExportService;
+  /** Vega-Lite specifications of the papers' figures. */
+  charts: ChartService;
   execution: RunExecutionService;
   /** The work-item queue of executed runs. */
   queue: JobQueue;
@@ -78,6 +81,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     scoring,
     extraction,
     exports: new ExportService(dataSource, runs, useCases, datasets, scoring),
+    charts: new ChartService(dataSource, useCases, datasets, scoring),
     execution: new RunExecutionService(dataSource, datasets, extraction, queue, safePublisher(bus, onEventError)),
     queue,
     bus,
