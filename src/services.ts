@@ -8,6 +8,7 @@ import { DEFAULT_QUEUE_OPTIONS, JobQueue, poolOf, type QueueOptions } from './jo
 import { PgEventBus } from './graphql/pubsub';
 import type { EgressPolicy } from './llm/egress';
 import { createSecretBox, type SecretBox } from './llm/secret-box';
+import { ChartUrlSigner } from './modules/chart/chart-url';
 import { ChartService } from './modules/chart/chart.service';
 import { EndpointConnections } from './modules/endpoint/endpoint-connections';
 import { EndpointService } from './modules/endpoint/endpoint.service';
@@ -36,6 +37,8 @@ export interface Services {
   exports: ExportService;
   /** Vega-Lite specifications of the papers' figures. */
   charts: ChartService;
+  /** Signs chart image URLs for an <img> (which sends no Authorization header). */
+  chartUrls: ChartUrlSigner;
   execution: RunExecutionService;
   /** The work-item queue of executed runs. */
   queue: JobQueue;
@@ -82,6 +85,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     extraction,
     exports: new ExportService(dataSource, runs, useCases, datasets, scoring),
     charts: new ChartService(dataSource, useCases, datasets, scoring),
+    chartUrls: new ChartUrlSigner(options.secretKey),
     execution: new RunExecutionService(dataSource, datasets, extraction, queue, safePublisher(bus, onEventError)),
     queue,
     bus,

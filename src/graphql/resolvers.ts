@@ -1,7 +1,7 @@
 import { AuditResolver } from '../modules/audit/audit.resolver';
 import type { NonEmptyArray } from 'type-graphql';
 import { AnnotationResolver } from '../modules/annotation/annotation.resolver';
-import { ProjectChartResolver, UseCaseChartResolver } from '../modules/chart/chart.resolver';
+import { ChartUrlResolver, ProjectChartResolver, UseCaseChartResolver } from '../modules/chart/chart.resolver';
 import { ApiKeyResolver } from '../modules/api-key/api-key.resolver';
 import { DatasetResolver, ReportResolver } from '../modules/dataset/dataset.resolver';
 import { EndpointResolver, ModelResolver } from '../modules/endpoint/endpoint.resolver';
@@ -36,4 +36,5 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   AuditResolver,
   UseCaseChartResolver,
   ProjectChartResolver,
+  ChartUrlResolver,
 ];

@@ -43,6 +43,9 @@ function useCaseIdsOf(params: Map<string, string>): string[] {
  * <img> (or, as `.json`, their Vega-Lite specification), with the same keys, roles and
  * statistics options as GraphQL.
  */
+/** Chart routes also take a signed URL (Query.chartImageUrl), for an <img> that sends no header. */
+const SIGNED = { signedUrls: true };
+
 export function registerChartRoutes(app: Express, deps: RouteDependencies): void {
   const { services } = deps;
 
@@ -50,7 +53,7 @@ export function registerChartRoutes(app: Express, deps: RouteDependencies): void
     '/charts/use-cases/:useCaseId/:file',
     authenticated(deps, async (req: Request, res: Response, principal: Principal) => {
       const { name, format } = chartFile(String(req.params['file']), ['heatmap', 'leaderboard']);
-      const params = queryParameters(req, ['datasetId', ...(name === 'leaderboard' ? ['level'] : []), ...STATS_PARAMETERS]);
+      const params = queryParameters(req, ['datasetId', ...(name === 'leaderboard' ? ['level'] : []), ...STATS_PARAMETERS, 'token']);
       const useCaseId = decodeId(String(req.params['useCaseId']), 'UseCase', 'useCaseId');
       const datasetId = decodeId(requiredParameter(params, 'datasetId'), 'Dataset', 'datasetId');
       const options = services.scoring.resolveOptions(statsOptionsOf(params));
@@ -59,14 +62,14 @@ export function registerChartRoutes(app: Express, deps: RouteDependencies): void
           ? await services.charts.heatmap(principal, useCaseId, datasetId, options)
           : await services.charts.leaderboard(principal, useCaseId, datasetId, enumParameter(params, 'level', Object.values(RankingLevel)) ?? RankingLevel.RUN, options);
       await sendChart(res, spec, format);
-    }),
+    }, SIGNED),
   );
 
   app.get(
     '/charts/projects/:projectId/:file',
     authenticated(deps, async (req: Request, res: Response, principal: Principal) => {
       const { name, format } = chartFile(String(req.params['file']), ['ranking', 'throughput', 'model-size']);
-      const params = queryParameters(req, ['useCaseIds', ...(name === 'throughput' ? ['strategy'] : []), ...STATS_PARAMETERS]);
+      const params = queryParameters(req, ['useCaseIds', ...(name === 'throughput' ? ['strategy'] : []), ...STATS_PARAMETERS, 'token']);
       const projectId = decodeId(String(req.params['projectId']), 'Project', 'projectId');
       const useCaseIds = useCaseIdsOf(params);
       const options = services.scoring.resolveOptions(statsOptionsOf(params));
@@ -80,6 +83,6 @@ export function registerChartRoutes(app: Express, deps: RouteDependencies): void
         spec = await services.charts.modelSize(principal, projectId, useCaseIds, options);
       }
       await sendChart(res, spec, format);
-    }),
+    }, SIGNED),
   );
 }

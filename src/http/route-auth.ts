@@ -73,11 +73,40 @@ export async function authenticateRequest(deps: RouteDependencies, req: Request)
   return principal;
 }
 
-/** An authenticated GET route: the handler gets the principal; every failure answers in the error shape. */
-export function authenticated(deps: RouteDependencies, handler: (req: Request, res: Response, principal: Principal) => Promise<void>): RequestHandler {
+/**
+ * The caller of a request that carries a signed URL's `token` instead of an Authorization header
+ * (an <img>): the signature must hold for this path and query and the key must still be valid.
+ */
+async function authenticateSigned(deps: RouteDependencies, req: Request): Promise<Principal> {
+  const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  await deps.limits?.admitAddress(address);
+  const keyId = deps.services.chartUrls.verify(req.originalUrl);
+  let principal: Principal;
+  try {
+    if (!keyId) throw new DomainException('UNAUTHENTICATED', 'The signed URL is invalid, expired or its key was revoked');
+    principal = await deps.services.apiKeys.principalOf(keyId);
+  } catch (error) {
+    if (error instanceof DomainException) await deps.limits?.failedAuthentication(address);
+    throw error;
+  }
+  await deps.limits?.admitKey(principal.keyId);
+  return principal;
+}
+
+/**
+ * An authenticated GET route: the handler gets the principal; every failure answers in the error
+ * shape. With `signedUrls`, a request without an Authorization header may carry a signed `token`.
+ */
+export function authenticated(
+  deps: RouteDependencies,
+  handler: (req: Request, res: Response, principal: Principal) => Promise<void>,
+  options: { signedUrls?: boolean } = {},
+): RequestHandler {
   return async (req, res) => {
     try {
-      const principal = await authenticateRequest(deps, req);
+      const signed = options.signedUrls === true && req.headers.authorization === undefined && new URL(req.originalUrl, 'http://localhost').searchParams.has('token');
+      const principal = signed ? await authenticateSigned(deps, req) : await authenticateRequest(deps, req);
+      res.locals['keyId'] = principal.keyId;
       await handler(req, res, principal);
     } catch (error) {
       sendFailure(res, deps.logger, error);

@@ -213,4 +213,33 @@ describe('charts: Vega-Lite specifications from GraphQL and SVG rendered on the 
     expect(await code(await get(`/charts/projects/${projectId}/throughput.svg?useCaseIds=${useCases[0]!.id}&strategy=EVIL`))).toEqual({ status: 400, code: 'BAD_USER_INPUT' });
     expect((await get(route)).status).toBe(200);
   });
+
+  it('a signed URL lets an <img> load a chart without a header, for that URL, while the key lives', async () => {
+    const { id, datasetId } = useCases[0]!;
+    const key = await createApiKey(t, projectId, 'VIEWER');
+    const path = `/charts/use-cases/${id}/heatmap.svg?datasetId=${datasetId}&resamples=0`;
+    const signed = ok(await t.gql(`query ($p: String!) { chartImageUrl(path: $p) { url expiresAt } }`, { p: path }, key.secret)).chartImageUrl;
+    expect(signed.url.startsWith(`${path}&token=`)).toBe(true);
+    expect(new Date(signed.expiresAt).getTime()).toBeGreaterThan(Date.now());
+    const image = await get(signed.url, null);
+    expect(image.status).toBe(200);
+    expect(image.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8');
+    expect(svgText(await image.text()).root).toBe('{http://www.w3.org/2000/svg}svg');
+    // The signature covers the path and the query: another chart or other options are refused.
+    const token = signed.url.slice(signed.url.indexOf('token='));
+    expect((await get(signed.url.replace('resamples=0', 'resamples=1'), null)).status).toBe(401);
+    expect((await get(`/charts/use-cases/${id}/leaderboard.svg?datasetId=${datasetId}&resamples=0&${token}`, null)).status).toBe(401);
+    expect((await get(`${signed.url.slice(0, -3)}abc`, null)).status).toBe(401);
+    // Only chart images can be signed, and a key of another project signs nothing it can then see.
+    const refused = await t.gql(`query ($p: String!) { chartImageUrl(path: $p) { url } }`, { p: `/exports/runs/x/predictions.csv` }, key.secret);
+    expect(refused.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const other = await createProjectWithKeys(t, 'Signed elsewhere');
+    const foreign = ok(await t.gql(`query ($p: String!) { chartImageUrl(path: $p) { url } }`, { p: path }, other.viewer)).chartImageUrl;
+    expect((await get(foreign.url, null)).status).toBe(404);
+    // A revoked key's URLs stop working.
+    ok(await t.gql(`mutation ($i: RevokeApiKeyInput!) { revokeApiKey(input: $i) { apiKey { id } } }`, { i: { id: key.id } }));
+    const revoked = await get(signed.url, null);
+    expect(revoked.status).toBe(401);
+    expect(((await revoked.json()) as any).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+  });
 });

@@ -1,4 +1,4 @@
-import { Arg, Ctx, FieldResolver, ID, Resolver, Root } from 'type-graphql';
+import { Arg, Ctx, FieldResolver, ID, Query, Resolver, Root } from 'type-graphql';
 import type { GraphQLContext } from '../../graphql/context';
 import { decodeId } from '../../graphql/node';
 import { JSONScalar } from '../../graphql/scalars';
@@ -6,6 +6,7 @@ import { Project } from '../project/project.entity';
 import { PromptStrategy } from '../run/run.entity';
 import { RankingLevel, StatsOptions } from '../scoring/stats.types';
 import { UseCase } from '../use-case/use-case.entity';
+import { ChartImageUrl } from './chart.types';
 
 const SPEC = 'A Vega-Lite specification (JSON) with its data inline; the same chart as SVG is at';
 
@@ -78,5 +79,17 @@ export class ProjectChartResolver {
   ) {
     const ids = useCaseIds.map((id, i) => decodeId(id, 'UseCase', `useCaseIds[${i}]`));
     return ctx.services.charts.modelSize(ctx.principal, project.id, ids, ctx.services.scoring.resolveOptions(options));
+  }
+}
+
+@Resolver()
+export class ChartUrlResolver {
+  @Query(() => ChartImageUrl, {
+    description:
+      'Signs a chart image path (/charts/…/{chart}.svg?…) for the calling key, so that an <img> can load it without an Authorization header. ' +
+      'The image is drawn with the access of the key when it is fetched; the URL works for 15 minutes.',
+  })
+  chartImageUrl(@Arg('path') path: string, @Ctx() ctx: GraphQLContext): ChartImageUrl {
+    return ctx.services.chartUrls.sign(ctx.principal.keyId, path);
   }
 }
