@@ -1,4 +1,5 @@
 import { createApiKey, createDataset, createLoadedDataset, createProjectWithKeys, csv, importAnnotations, importPredictions, importReports, jsonl, ok, STANDARD_REFERENCE, unknownId, type ProjectKeys } from '../support/graphql-fixtures';
+import { PREDICTION_PAGE_SIZE } from '../../src/modules/export/export.service';
 import { parseWithPython } from '../support/python-parse';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -122,6 +123,12 @@ describe('exports: predictions, per-variable scores and leaderboards as CSV and 
     expect(parsed.rows.map((r: any) => r.grade)).toEqual(ids.map((_, i) => ['G1', 'G2', 'G3'][i % 3]));
     const document = parseWithPython(await (await download(`/exports/runs/${run.run.id}/predictions.json`)).text(), 'json');
     expect(document.predictions).toHaveLength(1201);
+    // The service hands the rows over one database page at a time.
+    const viewerPrincipal = await t.services.apiKeys.authenticate(`Bearer ${keys.viewer}`);
+    const data = await t.services.exports.predictions(viewerPrincipal, Buffer.from(run.run.id, 'base64url').toString('utf8').split(':')[1]!);
+    const pages: number[] = [];
+    for await (const page of data.pages()) pages.push(page.length);
+    expect(pages).toEqual([PREDICTION_PAGE_SIZE, PREDICTION_PAGE_SIZE, 1201 - 2 * PREDICTION_PAGE_SIZE]);
   });
 
   it('per-variable scores with the same statistics options as GraphQL equal Run.scores', async () => {
