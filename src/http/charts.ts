@@ -1,3 +1,5 @@
+import { gzip } from 'node:zlib';
+import { promisify } from 'node:util';
 import type { Express, Request, Response } from 'express';
 import type { TopLevelSpec } from 'vega-lite';
 import { renderSvg } from '../charts/render';
@@ -17,7 +19,9 @@ function chartFile(file: string, names: readonly string[]): { name: string; form
   return { name: match[1]!, format: match[2] as 'svg' | 'json' };
 }
 
-async function sendChart(res: Response, spec: TopLevelSpec, format: 'svg' | 'json'): Promise<void> {
+const gzipped = promisify(gzip);
+
+async function sendChart(req: Request, res: Response, spec: TopLevelSpec, format: 'svg' | 'json'): Promise<void> {
   res.setHeader('Cache-Control', 'private, no-store');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   if (format === 'json') {
@@ -29,7 +33,14 @@ async function sendChart(res: Response, spec: TopLevelSpec, format: 'svg' | 'jso
   res.setHeader('Content-Type', 'image/svg+xml; charset=utf-8');
   // Opened on its own, the image may run nothing and load nothing.
   res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
-  res.end(svg);
+  res.vary('Accept-Encoding');
+  // SVG text shrinks about tenfold; a large heatmap is megabytes uncompressed.
+  if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+    res.setHeader('Content-Encoding', 'gzip');
+    res.end(await gzipped(svg));
+  } else {
+    res.end(svg);
+  }
 }
 
 function useCaseIdsOf(params: Map<string, string>): string[] {
@@ -61,7 +72,7 @@ export function registerChartRoutes(app: Express, deps: RouteDependencies): void
         name === 'heatmap'
           ? await services.charts.heatmap(principal, useCaseId, datasetId, options)
           : await services.charts.leaderboard(principal, useCaseId, datasetId, enumParameter(params, 'level', Object.values(RankingLevel)) ?? RankingLevel.RUN, options);
-      await sendChart(res, spec, format);
+      await sendChart(req, res, spec, format);
     }, SIGNED),
   );
 
@@ -82,7 +93,7 @@ export function registerChartRoutes(app: Express, deps: RouteDependencies): void
       } else {
         spec = await services.charts.modelSize(principal, projectId, useCaseIds, options);
       }
-      await sendChart(res, spec, format);
+      await sendChart(req, res, spec, format);
     }, SIGNED),
   );
 }

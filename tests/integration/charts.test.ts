@@ -115,6 +115,8 @@ describe('charts: Vega-Lite specifications from GraphQL and SVG rendered on the 
     const response = await get(`/charts/use-cases/${id}/heatmap.svg?datasetId=${datasetId}&resamples=200&seed=5`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8');
+    // fetch asks for gzip and unpacks it.
+    expect(response.headers.get('content-encoding')).toBe('gzip');
     const svg = await response.text();
     const parsed = svgText(svg);
     expect(parsed.root).toBe('{http://www.w3.org/2000/svg}svg');
