@@ -231,3 +231,33 @@ describe('exports: predictions, per-variable scores and leaderboards as CSV and 
     expect((await download(scores, viewer.secret)).status).toBe(200);
   });
 });
+
+describe('exports and charts for a browser front-end on another origin', () => {
+  const FRONT_END = 'http://localhost:5173';
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ http: { corsOrigins: [FRONT_END] } });
+  });
+  afterAll(() => t.close());
+
+  it('answers the preflight of an allowed origin and lets it read a download; another origin gets no CORS header', async () => {
+    for (const path of ['/exports/runs/x/predictions.csv', '/charts/use-cases/x/heatmap.svg']) {
+      const preflight = await fetch(`http://127.0.0.1:${t.port}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: FRONT_END, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(FRONT_END);
+      expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
+    }
+    const project = await createProjectWithKeys(t, 'CORS exports');
+    const { useCase, datasetId } = await createLoadedDataset(t, project.id);
+    await importAnnotations(t, datasetId, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true });
+    const path = `/exports/use-cases/${useCase.id}/leaderboard.csv?datasetId=${datasetId}`;
+    const allowed = await fetch(`http://127.0.0.1:${t.port}${path}`, { headers: { origin: FRONT_END, authorization: `Bearer ${project.viewer}` } });
+    expect(allowed.status).toBe(200);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(FRONT_END);
+    const other = await fetch(`http://127.0.0.1:${t.port}${path}`, { headers: { origin: 'https://evil.example', authorization: `Bearer ${project.viewer}` } });
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
