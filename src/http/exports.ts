@@ -6,6 +6,7 @@ import { decodeId, toGlobalId } from '../graphql/node';
 import { loggableError } from '../logger';
 import type { Principal } from '../modules/api-key/principal';
 import type { ExportedPrediction, LeaderboardExport, ScoreRow } from '../modules/export/export.service';
+import { PredictionStatus } from '../modules/run/prediction.entity';
 import { RankingLevel, type Estimate } from '../modules/scoring/stats.types';
 import { INVALID_CATEGORIES } from '../analytics/types';
 import { enumParameter, queryParameters, requiredParameter, STATS_PARAMETERS, statsOptionsOf } from './query-params';
@@ -148,9 +149,14 @@ export function registerExportRoutes(app: Express, deps: RouteDependencies): voi
     '/exports/runs/:runId/:file',
     authenticated(deps, async (req: Request, res: Response, principal: Principal) => {
       const format = formatOf(String(req.params['file']), 'predictions');
-      queryParameters(req, []);
+      const params = queryParameters(req, ['status', 'hasInvalid']);
       const runId = decodeId(String(req.params['runId']), 'Run', 'runId');
-      const data = await services.exports.predictions(principal, runId);
+      const status = enumParameter(params, 'status', Object.values(PredictionStatus));
+      const hasInvalid = enumParameter(params, 'hasInvalid', ['true', 'false'] as const);
+      const data = await services.exports.predictions(principal, runId, {
+        ...(status ? { status } : {}),
+        ...(hasInvalid ? { hasInvalid: hasInvalid === 'true' } : {}),
+      });
       const audit = services.audit.recorder(principal, 'HTTP');
       const gone = new AbortController();
       res.on('close', () => gone.abort());

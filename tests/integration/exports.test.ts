@@ -111,6 +111,22 @@ describe('exports: predictions, per-variable scores and leaderboards as CSV and 
     expect(auditAfter - auditBefore).toBe(2 * graph.length);
     const [row] = await t.dataSource.query(`SELECT kind, transport, key_name FROM audit_events WHERE action = 'PREDICTIONS' ORDER BY at DESC LIMIT 1`);
     expect(row).toEqual({ kind: 'READ', transport: 'HTTP', key_name: 'viewer key' });
+
+    // The filters of Run.predictions(filter:) select the same rows.
+    let sent = 0;
+    for (const [query, filter] of [['status=FAILED', { status: 'FAILED' }], ['hasInvalid=true', { hasInvalid: true }], ['status=SUCCEEDED&hasInvalid=true', { status: 'SUCCEEDED', hasInvalid: true }]] as const) {
+      const expected = ok(
+        await t.gql(`query ($id: ID!, $f: PredictionFilter) { node(id: $id) { ... on Run { predictions(first: 100, filter: $f) { nodes { report { externalId } } } } } }`, { id: runId, f: filter }, keys.viewer),
+      ).node.predictions.nodes.map((p: any) => p.report.externalId);
+      const filtered = parseWithPython(await (await download(`/exports/runs/${runId}/predictions.csv?${query}`)).text(), 'csv');
+      expect(filtered.rows.map((r: any) => r.report_external_id)).toEqual(expected);
+      expect(expected.length).toBeGreaterThan(0);
+      sent += expected.length;
+    }
+    expect((await download(`/exports/runs/${runId}/predictions.csv?status=MAYBE`)).status).toBe(400);
+    // A filtered download counts the predictions it sent, no more.
+    const auditFiltered = Number((await t.dataSource.query(`SELECT coalesce(sum(objects), 0) AS n FROM audit_events WHERE action = 'PREDICTIONS'`))[0].n);
+    expect(auditFiltered - auditAfter).toBe(sent);
   });
 
   it('predictions are paged from the database: a run over 1,201 reports arrives whole and in report order', async () => {

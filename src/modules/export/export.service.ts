@@ -7,6 +7,7 @@ import type { Principal } from '../api-key/principal';
 import type { DatasetService } from '../dataset/dataset.service';
 import { Model } from '../endpoint/model.entity';
 import type { StoredCell } from '../run/prediction.entity';
+import type { PredictionFilter } from '../run/run.input';
 import type { RunService } from '../run/run.service';
 import type { ResolvedStatsOptions, ScoringService } from '../scoring/scoring.service';
 import { RankingLevel, type Estimate, type RunScores } from '../scoring/stats.types';
@@ -112,7 +113,8 @@ export class ExportService {
     private readonly scoring: ScoringService,
   ) {}
 
-  async predictions(principal: Principal, runId: string): Promise<PredictionsExport> {
+  /** A run's predictions, optionally only those of a status or with (or without) an invalid field, as Run.predictions(filter:) selects them. */
+  async predictions(principal: Principal, runId: string, filter: PredictionFilter = {}): Promise<PredictionsExport> {
     const run = await this.runs.get(principal, runId, Role.VIEWER);
     const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: run.useCaseId }, order: { order: 'ASC' } });
     const keys = variables.map((v) => v.key);
@@ -128,8 +130,10 @@ export class ExportService {
             `SELECT p.report_ordinal, r.external_id, p.status, p.error_code, p.cells
                FROM predictions p JOIN reports r ON r.id = p.report_id
               WHERE p.run_id = $1 AND p.report_ordinal > $2
+                AND ($4::text IS NULL OR p.status = $4)
+                AND ($5::boolean IS NULL OR EXISTS (SELECT 1 FROM jsonb_each(p.cells) c WHERE c.value->>'status' = 'INVALID') = $5)
               ORDER BY p.report_ordinal LIMIT $3`,
-            [run.id, after, PREDICTION_PAGE_SIZE],
+            [run.id, after, PREDICTION_PAGE_SIZE, filter.status ?? null, filter.hasInvalid ?? null],
           )) as { report_ordinal: number; external_id: string; status: string; error_code: string | null; cells: Record<string, StoredCell> }[];
           if (rows.length === 0) return;
           after = rows[rows.length - 1]!.report_ordinal;
