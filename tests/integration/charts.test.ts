@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createLogger } from '../../src/logger';
 import { demoSeedDir, seedDemo } from '../../src/seeds/demo-seed';
-import { createApiKey, createProjectWithKeys, ok } from '../support/graphql-fixtures';
+import { createApiKey, createProjectWithKeys, ok, unknownId } from '../support/graphql-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const FOLDERS = ['paper-melanoma-nl', 'paper-stt-en'];
@@ -190,6 +190,20 @@ describe('charts: Vega-Lite specifications from GraphQL and SVG rendered on the 
     const sizes = data.modelSizeChart.data.values as any[];
     expect(new Set(sizes.map((v) => v.measure))).toEqual(new Set(['Accuracy', 'Validity']));
     for (const v of sizes) expect(v.value).toBeGreaterThanOrEqual(0);
+
+    // A reference annotator named in the options must exist in these use cases; one of a single
+    // use case stands in there, and the others use their own reference.
+    const unknown = await t.gql(`query ($p: ID!, $ids: [ID!]!, $a: ID!) { project(id: $p) { groupSummary(useCaseIds: $ids, groupBy: SIZE_CLASS, options: { referenceAnnotatorId: $a }) { group } } }`, {
+      p: projectId,
+      ids,
+      a: unknownId('Annotator'),
+    });
+    expect(unknown.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
+    const annotator = ok(await t.gql(`query ($d: ID!) { node(id: $d) { ... on Dataset { annotators { id isReference } } } }`, { d: useCases[0]!.datasetId })).node.annotators.find((a: any) => !a.isReference).id;
+    const withReference = ok(
+      await t.gql(`query ($p: ID!, $ids: [ID!]!, $a: ID!) { project(id: $p) { rankingChart(useCaseIds: $ids, options: { resamples: 0, referenceAnnotatorId: $a }) } }`, { p: projectId, ids, a: annotator }, viewer),
+    ).project.rankingChart;
+    expect(withReference.data.values.filter((c: any) => c.column === useCases[1]!.name).every((c: any) => typeof c.rank === 'number')).toBe(true);
 
     const query = `useCaseIds=${ids.join(',')}&resamples=100`;
     for (const [name, spec] of [['ranking', ranking], ['throughput', data.throughputChart], ['model-size', data.modelSizeChart]] as const) {

@@ -16,7 +16,7 @@ import {
   type RankingData,
   type ThroughputData,
 } from '../../charts/specs';
-import { badInput, notFound } from '../../graphql/errors';
+import { badInput, DomainException, notFound } from '../../graphql/errors';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import type { DatasetService } from '../dataset/dataset.service';
@@ -126,8 +126,14 @@ export class ChartService {
     const useCases = await this.projectUseCases(principal, projectId, useCaseIds);
     const consensus = await this.scoring.consensusRanking(principal, projectId, useCases.map((u) => u.id), RankingLevel.MODEL, VoterScheme.USE_CASES, options);
     // A use case's own ranks are point ranks (variables as voters); they need no resamples.
+    // A reference annotator of another use case stands aside for that use case's own, as in the consensus.
     const perUseCase = await Promise.all(
-      useCases.map((u) => this.scoring.consensusRanking(principal, projectId, [u.id], RankingLevel.MODEL, VoterScheme.VARIABLES, { ...options, resamples: 0 })),
+      useCases.map((u) =>
+        this.scoring.consensusRanking(principal, projectId, [u.id], RankingLevel.MODEL, VoterScheme.VARIABLES, { ...options, resamples: 0 }).catch((error: unknown) => {
+          if (!(error instanceof DomainException && error.code === 'NOT_FOUND' && options.referenceAnnotatorId !== null)) throw error;
+          return this.scoring.consensusRanking(principal, projectId, [u.id], RankingLevel.MODEL, VoterScheme.VARIABLES, { ...options, resamples: 0, referenceAnnotatorId: null });
+        }),
+      ),
     );
     const columns = uniqueLabels(useCases.map((u) => u.name));
     const keyOf = (e: RankingEntry) => e.model?.id ?? e.run?.id ?? `rank:${e.rank}`;

@@ -154,7 +154,8 @@ export class ExportService {
     const useCase = await this.useCases.get(principal, useCaseId);
     const dataset = await this.datasets.get(principal, datasetId);
     if (dataset.useCaseId !== useCase.id) throw notFound('Dataset');
-    const ranking = await this.scoring.leaderboard(principal, useCase, dataset.id, RankingLevel.RUN, options);
+    // Only the order is needed here: the point ranking, which no resample changes.
+    const ranking = await this.scoring.leaderboard(principal, useCase, dataset.id, RankingLevel.RUN, { ...options, resamples: 0 });
     const runs = ranking.entries.map((e) => e.run!).filter(Boolean);
     const scores = await this.scoring.runScoresMany(principal, runs, options);
     const models = await this.modelNames(runs.map((r) => r.modelId));
