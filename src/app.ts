@@ -20,6 +20,8 @@ import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
 import { INVALID_UTF8_TYPE, verifyUtf8Body } from './graphql/input-guard';
 import { accessLog } from './http/access-log';
 import { corsMiddleware } from './http/cors';
+import { registerChartRoutes } from './http/charts';
+import { registerExportRoutes } from './http/exports';
 import { readiness } from './http/health';
 import { Metrics } from './http/metrics';
 import { RateLimitedError, rateLimited, RateLimits, type RateLimitSettings } from './graphql/rate-limits';
@@ -444,10 +446,15 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     },
   );
 
+  // Downloads for R and Python, and charts for an <img>: the same keys and limits as /graphql.
+  app.use(['/exports', '/charts'], corsMiddleware(options.corsOrigins ?? []));
+  registerExportRoutes(app, { services, limits, logger });
+  registerChartRoutes(app, { services, limits, logger });
+
   app.get('/', (_req, res) => res.redirect(302, '/graphql'));
   // Unknown paths answer in the API's error shape, not with an HTML page.
   app.use((_req, res) => {
-    res.status(404).json({ errors: [{ message: 'Not found: ReportQL answers at /graphql (GraphQL and GraphiQL), /healthz, /livez, /readyz and /metrics', extensions: { code: 'NOT_FOUND' } }] });
+    res.status(404).json({ errors: [{ message: 'Not found: ReportQL answers at /graphql (GraphQL and GraphiQL), /exports, /charts, /healthz, /livez, /readyz and /metrics', extensions: { code: 'NOT_FOUND' } }] });
   });
 
   // Body parsing failures (malformed JSON, too large) answer as GraphQL errors, not HTML pages.

@@ -8,8 +8,11 @@ import { DEFAULT_QUEUE_OPTIONS, JobQueue, poolOf, type QueueOptions } from './jo
 import { PgEventBus } from './graphql/pubsub';
 import type { EgressPolicy } from './llm/egress';
 import { createSecretBox, type SecretBox } from './llm/secret-box';
+import { ChartUrlSigner } from './modules/chart/chart-url';
+import { ChartService } from './modules/chart/chart.service';
 import { EndpointConnections } from './modules/endpoint/endpoint-connections';
 import { EndpointService } from './modules/endpoint/endpoint.service';
+import { ExportService } from './modules/export/export.service';
 import { ExtractionService } from './modules/extraction/extraction.service';
 import { ProjectService } from './modules/project/project.service';
 import { PromptService } from './modules/prompt/prompt.service';
@@ -30,6 +33,12 @@ export interface Services {
   runs: RunService;
   scoring: ScoringService;
   extraction: ExtractionService;
+  /** CSV and JSON exports of predictions, scores and leaderboards. */
+  exports: ExportService;
+  /** Vega-Lite specifications of the papers' figures. */
+  charts: ChartService;
+  /** Signs chart image URLs for an <img> (which sends no Authorization header). */
+  chartUrls: ChartUrlSigner;
   execution: RunExecutionService;
   /** The work-item queue of executed runs. */
   queue: JobQueue;
@@ -61,6 +70,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
   const datasets = new DatasetService(dataSource);
   const extraction = new ExtractionService(dataSource, endpoints, useCases);
   const scoring = new ScoringService(dataSource, (modelId, principal) => endpoints.embedder(principal, modelId));
+  const runs = new RunService(dataSource, datasets);
   return {
     apiKeys,
     audit: new AuditService(dataSource),
@@ -70,9 +80,12 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     annotations: new AnnotationService(dataSource, datasets),
     endpoints,
     prompts: new PromptService(dataSource, useCases),
-    runs: new RunService(dataSource, datasets),
+    runs,
     scoring,
     extraction,
+    exports: new ExportService(dataSource, runs, useCases, datasets, scoring),
+    charts: new ChartService(dataSource, useCases, datasets, scoring),
+    chartUrls: new ChartUrlSigner(options.secretKey),
     execution: new RunExecutionService(dataSource, datasets, extraction, queue, safePublisher(bus, onEventError)),
     queue,
     bus,

@@ -348,6 +348,28 @@ query Throughput($useCaseId: ID!) {
     variables: { useCaseId: '$useCaseId' },
   },
   {
+    name: 'charts',
+    title: "Charts: the papers' figures as Vega-Lite specifications",
+    query: `# Each field is a Vega-Lite specification with its data inline (vega-embed draws it).
+# The same charts as SVG, for an <img>: GET /charts/use-cases/{id}/heatmap.svg?datasetId=…
+# (Authorization header, or a URL signed by chartImageUrl(path:)); see docs/exports-and-charts.md.
+query Charts($projectId: ID!, $useCaseId: ID!, $datasetId: ID!, $useCaseIds: [ID!]!) {
+  useCase: node(id: $useCaseId) {
+    ... on UseCase {
+      heatmapChart(datasetId: $datasetId, options: { resamples: 200 })
+      leaderboardChart(datasetId: $datasetId, level: MODEL, options: { resamples: 200 })
+    }
+  }
+  project(id: $projectId) {
+    rankingChart(useCaseIds: $useCaseIds, options: { resamples: 200 })
+    throughputChart(useCaseIds: $useCaseIds, strategy: FEW_SHOT)
+    modelSizeChart(useCaseIds: $useCaseIds)
+  }
+}
+`,
+    variables: { projectId: '$projectId', useCaseId: '$useCaseId', datasetId: '$datasetId', useCaseIds: '$useCaseIds' },
+  },
+  {
     name: 'register-endpoint',
     title: 'Register an OpenAI-compatible endpoint',
     query: `# Probes <baseUrl>/models and lists the models it serves.

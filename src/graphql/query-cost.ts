@@ -42,6 +42,11 @@ const STATISTICS_FIELDS = new Set([
   'contrast',
   'stratifiedResults',
   'chanceCorrectedAgreement',
+  'heatmapChart',
+  'leaderboardChart',
+  'rankingChart',
+  'throughputChart',
+  'modelSizeChart',
 ]);
 /** Statistics fields that draw no bootstrap resamples: their cost does not grow with `resamples`. */
 const UNRESAMPLED_FIELDS = new Set(['contrast']);

@@ -1,6 +1,7 @@
 import { AuditResolver } from '../modules/audit/audit.resolver';
 import type { NonEmptyArray } from 'type-graphql';
 import { AnnotationResolver } from '../modules/annotation/annotation.resolver';
+import { ChartUrlResolver, ProjectChartResolver, UseCaseChartResolver } from '../modules/chart/chart.resolver';
 import { ApiKeyResolver } from '../modules/api-key/api-key.resolver';
 import { DatasetResolver, ReportResolver } from '../modules/dataset/dataset.resolver';
 import { EndpointResolver, ModelResolver } from '../modules/endpoint/endpoint.resolver';
@@ -33,4 +34,7 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   RunExecutionResolver,
   ExperimentResolver,
   AuditResolver,
+  UseCaseChartResolver,
+  ProjectChartResolver,
+  ChartUrlResolver,
 ];

@@ -354,6 +354,7 @@ describe('isolation matrix over the live schema', () => {
     'ExtractInput.text': () => 'Matrix text, no findings.',
     // The root node(id:) is walked with every type of node below; walking it as a field reads A's project.
     'Query.node.id': () => a.ids.Project,
+    'Query.chartImageUrl.path': () => `/charts/projects/${a.ids.Project}/ranking.svg?useCaseIds=${a.ids.UseCase}`,
   });
 
   beforeAll(async () => {

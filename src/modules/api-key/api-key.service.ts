@@ -69,6 +69,16 @@ export class ApiKeyService {
     return principal;
   }
 
+  /**
+   * The caller behind a signed URL (which names its key by id, never by secret): the key must
+   * still exist and not be revoked; any failure is UNAUTHENTICATED without detail on which.
+   */
+  async principalOf(keyId: string): Promise<Principal> {
+    const key = await this.dataSource.getRepository(ApiKey).findOneBy({ id: keyId });
+    if (!key || key.revokedAt) throw new DomainException('UNAUTHENTICATED', 'The signed URL is invalid, expired or its key was revoked');
+    return { keyId: key.id, projectId: key.projectId, role: key.role, serverAdmin: key.serverAdmin };
+  }
+
   /** Ids revoked while their lookup may have been in flight: such a lookup is not cached. */
   private readonly revoked = new Set<string>();
 

@@ -571,6 +571,15 @@ export class ScoringService {
    * variables. Use cases without such a dataset are left out.
    */
   private async unitsOf(principal: Principal, useCases: UseCase[], level: RankingLevel, options: ResolvedStatsOptions) {
+    // A reference named by the caller must be an annotator of one of these use cases; where a
+    // use case's dataset does not have it, that dataset's own reference stands in.
+    if (options.referenceAnnotatorId !== null) {
+      const known = (await this.dataSource.query(
+        'SELECT 1 FROM annotators a JOIN datasets d ON d.id = a.dataset_id WHERE a.id = $1 AND d.use_case_id = ANY($2::uuid[]) LIMIT 1',
+        [options.referenceAnnotatorId, useCases.map((u) => u.id)],
+      )) as unknown[];
+      if (known.length === 0) throw notFound('Annotator');
+    }
     const units: { g: DatasetGrid; selected: number[] }[] = [];
     for (const useCase of useCases) {
       const datasets = await this.dataSource.getRepository(Dataset).find({ where: { useCaseId: useCase.id }, order: { createdAt: 'ASC', id: 'ASC' } });
