@@ -33,7 +33,9 @@ VOLUME ["/data"]
 USER node
 EXPOSE 4000
 # Ready: the database answers, the queue's tables can be read, the event connection is up.
-HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# Status 1 unless /readyz answers 2xx: a fetch left pending (a socket closed unanswered, as
+# while the server holds its port during start-up) must not end the check with status 0.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=120s --retries=3 \
+  CMD ["node", "-e", "process.exitCode=1;fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/readyz',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 STOPSIGNAL SIGTERM
 CMD ["node", "dist/src/main.js"]
