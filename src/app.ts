@@ -302,6 +302,9 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     formatError,
     logger: libraryLogger(logger, 'apollo'),
     introspection: true,
+    // The processes stop Apollo themselves on SIGTERM/SIGINT. Apollo's own handler (on unless
+    // NODE_ENV=test) would race that stop(), and a stop() called during another never returns.
+    stopOnTerminationSignals: false,
     parseOptions: { maxTokens: MAX_QUERY_TOKENS },
     plugins: [
       ApolloServerPluginLandingPageDisabled(),

@@ -1,5 +1,5 @@
 /**
- * Paper-scale bootstrap grid benchmark (METRICS.md §5): 90 runs × 1252 reports × 16 variables
+ * Paper-scale bootstrap grid benchmark (docs/scoring.md §5): 90 runs × 1252 reports × 16 variables
  * (12 categorical with 2–9 classes scored by balanced accuracy, 4 numeric scored by accuracy),
  * B = 1000, all per-variable and macro percentile intervals; the default (WebAssembly SIMD 0/1
  * kernel) and the scalar kernel (packBinary: false), which must agree bit for bit.

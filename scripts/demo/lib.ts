@@ -137,7 +137,7 @@ export function wrongValue(rng: Rng, v: VarDef, truth: Value, distractors?: read
   }
 }
 
-/** An answer the scorer must reject, with the category of METRICS.md §3 it demonstrates. */
+/** An answer the scorer must reject, with the category of docs/scoring.md §3 it demonstrates. */
 export function invalidValue(rng: Rng, v: VarDef, truth: Value): unknown {
   switch (v.type) {
     case 'CATEGORICAL':

@@ -1,5 +1,5 @@
 /**
- * Inter-rater agreement, the human ceiling (METRICS.md §7): annotators scored against each
+ * Inter-rater agreement, the human ceiling (docs/scoring.md §7): annotators scored against each
  * other with each variable's own metric, with a bootstrap CI from resampling reports.
  */
 import {
@@ -81,7 +81,7 @@ function cellOf(a: AnnotatorRecords, i: number, key: string): RecordCell {
 }
 
 /**
- * Inter-rater agreement (METRICS.md §7). For each variable and each unordered annotator pair
+ * Inter-rater agreement (docs/scoring.md §7). For each variable and each unordered annotator pair
  * (A, B): on the reports both annotated, score B against A and A against B with the variable's
  * primary metric and average the two; average over pairs that share a report; macro-average
  * over variables (spec weights, default 1) that have an agreement. The CI resamples reports

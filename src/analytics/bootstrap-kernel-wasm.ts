@@ -1,5 +1,5 @@
 /**
- * WebAssembly (SIMD) kernel of the 0/1 bootstrap replicates (METRICS.md §5), assembled here
+ * WebAssembly (SIMD) kernel of the 0/1 bootstrap replicates (docs/scoring.md §5), assembled here
  * from a short instruction listing, so the source of the module is this file and no binary is
  * committed. {@link buildReplicateKernelModule} returns the module bytes; bootstrap-kernel.ts
  * instantiates and drives them.

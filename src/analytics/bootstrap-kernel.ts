@@ -1,5 +1,5 @@
 /**
- * Kernel for bootstrap replicates of grouped means (METRICS.md §5), run in WebAssembly SIMD:
+ * Kernel for bootstrap replicates of grouped means (docs/scoring.md §5), run in WebAssembly SIMD:
  * {@link ReplicateKernel.replicates} for 0/1 item scores (below), and
  * {@link ReplicateKernel.realReplicates} for real-valued ones (cosine, list similarity, …).
  *

@@ -1,5 +1,5 @@
 /**
- * Vectorised, paired, seeded bootstrap of grouped-mean metrics (METRICS.md §5).
+ * Vectorised, paired, seeded bootstrap of grouped-mean metrics (docs/scoring.md §5).
  *
  * A resample is a vector of multiplicities w (length N, sum N). Every per-variable metric is a
  * grouped mean (metrics.ts): mean over groups g with D_g(w) > 0 of N_g(w) / D_g(w), where
@@ -14,9 +14,9 @@ import { ReplicateKernel } from './bootstrap-kernel';
 import { AnalyticsError } from './errors';
 import { groupedMean } from './metrics';
 
-/** Default seed of METRICS.md §5. */
+/** Default seed of docs/scoring.md §5. */
 export const DEFAULT_BOOTSTRAP_SEED = 42;
-/** Default number of resamples B of METRICS.md §5. */
+/** Default number of resamples B of docs/scoring.md §5. */
 export const DEFAULT_BOOTSTRAP_RESAMPLES = 1000;
 /** Default coverage of percentile intervals. */
 export const DEFAULT_CONFIDENCE = 0.95;
@@ -804,7 +804,7 @@ function variableWeights(variables: readonly GridVariable[]): Float64Array {
 }
 
 /**
- * Paired bootstrap over a grid of runs × variables (METRICS.md §5). Point estimates are the
+ * Paired bootstrap over a grid of runs × variables (docs/scoring.md §5). Point estimates are the
  * full-sample grouped means; each replicate recomputes every variable's score from the shared
  * multiplicities, and the macro average of a replicate is Σ_v u_v s_rvb / Σ_v u_v over the
  * variables defined in that replicate (u = weights). Intervals: {@link percentileInterval}.
@@ -942,7 +942,7 @@ export interface PairedDifference {
 }
 
 /**
- * Paired difference of two statistics evaluated on the same resamples (METRICS.md §5): point
+ * Paired difference of two statistics evaluated on the same resamples (docs/scoring.md §5): point
  * = pointA − pointB; replicates d_b = a_b − b_b (pairs with a non-finite side dropped);
  * percentile interval of d; p-value as documented on {@link PairedDifference}. O(B log B).
  *

@@ -1,5 +1,5 @@
 /**
- * Chance-corrected agreement between annotators (METRICS.md §7, next to the pairwise agreement):
+ * Chance-corrected agreement between annotators (docs/scoring.md §7, next to the pairwise agreement):
  * Cohen's κ for a pair, Fleiss' κ for a fixed number of raters per report, Krippendorff's α
  * (nominal or interval) for any number of raters with missing ratings. Every statistic takes
  * optional non-negative report weights, so a bootstrap replicate is the same function with the

@@ -1,5 +1,5 @@
 /**
- * Group contrasts of effective accuracy with cluster-robust standard errors (METRICS.md §8;
+ * Group contrasts of effective accuracy with cluster-robust standard errors (docs/scoring.md §8;
  * RADS paper, Statistical analysis: linear probability models with cluster-robust SEs by case,
  * Benjamini–Hochberg across strata).
  */
@@ -228,7 +228,7 @@ export interface ContrastResult {
  * estimable strata's p-values ({@link benjaminiHochberg}).
  * Strata are reported in order of first appearance.
  *
- * Source: METRICS.md §8; RADS paper §Statistical analysis; statsmodels OLS
+ * Source: docs/scoring.md §8; RADS paper §Statistical analysis; statsmodels OLS
  * cov_type = "cluster", multipletests(method = "fdr_bh").
  * Complexity: O(N·S²) for the interaction model with S strata (O(N) for the others) plus O(S³).
  * @throws AnalyticsError LENGTH_MISMATCH for inconsistent lengths; BAD_INPUT for outcomes that

@@ -24,7 +24,7 @@ export interface GridInputOptions {
 }
 
 /**
- * Build `{ variables, runs }` for `bootstrapGrid` (METRICS.md §5): groups from the reference
+ * Build `{ variables, runs }` for `bootstrapGrid` (docs/scoring.md §5): groups from the reference
  * records (reports whose reference lacks the key are left out of that variable), item scores
  * per run with a missing prediction record or key scored as INVALID/MISSING. Variable weights
  * come from the specs. O(runs · V · n) plus similarity look-ups.

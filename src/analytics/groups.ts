@@ -1,5 +1,5 @@
 /**
- * Group summaries (METRICS.md §8, first bullet): the mean over a group's models of each model's
+ * Group summaries (docs/scoring.md §8, first bullet): the mean over a group's models of each model's
  * best-strategy macro average, with a bootstrap CI, and the model size classes.
  */
 import { DEFAULT_CONFIDENCE, estimateFrom } from './bootstrap';
@@ -12,7 +12,7 @@ export const SIZE_CLASSES: readonly SizeClass[] = ['TINY', 'SMALL', 'MEDIUM', 'L
 
 /**
  * Size class from a parameter count in billions: TINY < 4B ≤ SMALL < 40B ≤ MEDIUM ≤ 150B <
- * LARGE (METRICS.md §8; 150B itself is MEDIUM). O(1).
+ * LARGE (docs/scoring.md §8; 150B itself is MEDIUM). O(1).
  *
  * @throws AnalyticsError BAD_INPUT for a negative or non-finite count.
  */

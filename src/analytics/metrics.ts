@@ -1,5 +1,5 @@
 /**
- * Per-variable metrics (METRICS.md §2) and aggregates (§4).
+ * Per-variable metrics (docs/scoring.md §2) and aggregates (§4).
  *
  * Every metric is written as a *grouped mean*: reports carry a group code (the reference class
  * for balanced accuracy, one common group for plain means) and an item score; the metric is the
@@ -17,7 +17,7 @@ import type { InvalidCategory, NormalisedCell, VariableSpec, VariableType } from
 /** Which statistic a variable's primary score is. */
 export type MetricKind = 'BALANCED_ACCURACY' | 'ACCURACY' | 'COSINE_SIMILARITY' | 'SYMMETRIC_SIMILARITY';
 
-/** Primary metric of each variable type (METRICS.md §1 table). */
+/** Primary metric of each variable type (docs/scoring.md §1 table). */
 export function primaryMetric(type: VariableType): MetricKind {
   switch (type) {
     case 'CATEGORICAL':
@@ -85,7 +85,7 @@ export type Label = string | number;
  * Classes that occur only in predictions add no term; a `null` prediction (INVALID) is wrong.
  * Equals scikit-learn `balanced_accuracy_score(y_true, y_pred, adjusted=False)` (without the
  * warning for predicted-only classes). Optional non-negative sample weights. Source: extraction
- * paper Suppl. B eq. (1); METRICS.md §2. O(n).
+ * paper Suppl. B eq. (1); docs/scoring.md §2. O(n).
  *
  * @throws AnalyticsError EMPTY_INPUT for no reports; LENGTH_MISMATCH for unequal lengths.
  */
@@ -198,7 +198,7 @@ function requireSimilarity(spec: VariableSpec, opts?: ItemScoreOptions): Similar
 }
 
 /**
- * Per-report item score (METRICS.md §4) of one prediction against one reference:
+ * Per-report item score (docs/scoring.md §4) of one prediction against one reference:
  * - CATEGORICAL/BINARY/NUMERIC/EXACT_STRING: 1 if equal (MISSING equals MISSING, numbers within
  *   the variable's tolerance), else 0;
  * - FREE_TEXT: both MISSING → 1; one MISSING or INVALID → 0; identical → 1; else s(ref, pred);
@@ -308,7 +308,7 @@ export function encodeReferences(
 /**
  * Item scores of one run on one variable: `itemScore` for each report with a reference, NaN
  * where the reference is absent. A missing prediction (`undefined`) is INVALID/MISSING
- * (METRICS.md §5). O(n) plus similarity look-ups.
+ * (docs/scoring.md §5). O(n) plus similarity look-ups.
  *
  * @throws AnalyticsError LENGTH_MISMATCH when the arrays differ in length; BAD_INPUT as itemScore.
  */
@@ -338,7 +338,7 @@ export interface ScorePair {
   conditional: number | null;
 }
 
-/** Full per-variable result (METRICS.md §2). */
+/** Full per-variable result (docs/scoring.md §2). */
 export interface VariableScore {
   key: string;
   type: VariableType;
@@ -390,7 +390,7 @@ function equalityItems(
 }
 
 /**
- * Score one run on one variable (METRICS.md §2): the primary metric (balanced accuracy,
+ * Score one run on one variable (docs/scoring.md §2): the primary metric (balanced accuracy,
  * accuracy, cosine or symmetric similarity by type), plain accuracy, validity and the INVALID
  * breakdown by category, effective and conditional variants, and exact/collapsed variants for
  * categorical variables with a collapse map. Reports whose reference is absent are left out.
@@ -447,7 +447,7 @@ export function scoreVariable(
 }
 
 /**
- * Macro average (METRICS.md §4, extraction paper Suppl. B eq. (7)): Σ_v w_v S_v / Σ_v w_v over
+ * Macro average (docs/scoring.md §4, extraction paper Suppl. B eq. (7)): Σ_v w_v S_v / Σ_v w_v over
  * variables with a finite score (a variable with no annotated report has no score and is left
  * out); weights default to 1. NaN when no variable has a score. O(V).
  *
@@ -467,7 +467,7 @@ export function macroAverage(scores: readonly { value: number; weight?: number |
 }
 
 /**
- * Per-report score (METRICS.md §4): for each report, the (weighted) mean over variables of its
+ * Per-report score (docs/scoring.md §4): for each report, the (weighted) mean over variables of its
  * item score, over the variables that have a reference for that report (NaN items are skipped);
  * NaN for a report with no annotated variable. `itemsByVariable[v][i]` as from {@link itemScores}.
  * O(V·n).

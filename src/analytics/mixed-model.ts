@@ -1,6 +1,6 @@
 /**
  * Variance partitioning by a linear mixed model with crossed random intercepts, fitted by REML
- * (METRICS.md §8; extraction paper Table C2).
+ * (docs/scoring.md §8; extraction paper Table C2).
  */
 import { AnalyticsError } from './errors';
 import { cholesky, choleskySolve, logDetFromCholesky } from './linear-algebra';
@@ -80,7 +80,7 @@ interface Sufficient {
  * until it stops improving); it is even in every t_k, so |t_k| is reported. Shares are each
  * variance over the total Σσ_k² + σ².
  *
- * Source: METRICS.md §8; paper Table C2; Patterson & Thompson (1971) REML; matches statsmodels
+ * Source: docs/scoring.md §8; paper Table C2; Patterson & Thompson (1971) REML; matches statsmodels
  * MixedLM(groups = one group, vc_formula = one variance component per factor, reml = True).
  * Complexity: O(n·K²) for the sufficient statistics, then O((1+q)³) per criterion evaluation
  * (q = total number of levels), typically a few hundred evaluations.

@@ -1,5 +1,5 @@
 /**
- * Multiple-testing adjustments of p-values across strata (METRICS.md §8 contrasts).
+ * Multiple-testing adjustments of p-values across strata (docs/scoring.md §8 contrasts).
  */
 import { AnalyticsError } from './errors';
 
@@ -10,7 +10,7 @@ import { AnalyticsError } from './errors';
  * q_(i) = min_{j ≥ i} min(1, m·p_(j)/j), returned in the input order. NaN p-values (e.g. a
  * stratum where the contrast is not estimable) are left out of m and get a NaN q-value.
  * Equals statsmodels `multipletests(p, method="fdr_bh")[1]` on finite input.
- * Source: Benjamini & Hochberg, JRSS B 57 (1995); METRICS.md §8.
+ * Source: Benjamini & Hochberg, JRSS B 57 (1995); docs/scoring.md §8.
  * Complexity: O(m log m).
  * @throws AnalyticsError OUT_OF_RANGE for a p-value outside [0, 1].
  */

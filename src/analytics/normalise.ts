@@ -1,5 +1,5 @@
 /**
- * Value normalisation (METRICS.md §1) and the invalid-output taxonomy (METRICS.md §3).
+ * Value normalisation (docs/scoring.md §1) and the invalid-output taxonomy (docs/scoring.md §3).
  *
  * One function, `normaliseValue`, turns a raw JSON value — a reference annotation or a model's
  * prediction, treated identically — into a {@link NormalisedCell}. Nothing here guesses: a
@@ -9,7 +9,7 @@ import { AnalyticsError } from './errors';
 import { numbersEqualWithin } from './tolerance';
 import type { InvalidCategory, NormalisedCell, VariableSpec } from './types';
 
-/** Default missing tokens of METRICS.md §1, compared case-insensitively after whitespace folding. */
+/** Default missing tokens of docs/scoring.md §1, compared case-insensitively after whitespace folding. */
 export const DEFAULT_MISSING_TOKENS: readonly string[] = Object.freeze([
   'not specified',
   'missing',
@@ -331,7 +331,7 @@ function normaliseList(c: CompiledSpec, raw: unknown): NormalisedCell {
 }
 
 /**
- * Normalise one raw value of a variable (METRICS.md §1), identically for references and
+ * Normalise one raw value of a variable (docs/scoring.md §1), identically for references and
  * predictions.
  *
  * - MISSING: `null`/`undefined`, `""`, whitespace, an empty list, or a missing token (variable's
@@ -353,7 +353,7 @@ function normaliseList(c: CompiledSpec, raw: unknown): NormalisedCell {
  * values (`"4A or 4B"`, `["G2","G3"]`) → MULTI_VALUED; anything else (outside the option list,
  * refusals, units, words) → OTHER. There is no nearest-option guessing.
  *
- * Source: METRICS.md §1, §3; RADS benchmark paper (taxonomy). Complexity: O(length of raw)
+ * Source: docs/scoring.md §1, §3; RADS benchmark paper (taxonomy). Complexity: O(length of raw)
  * after a once-per-spec compilation that is cached.
  *
  * @throws AnalyticsError BAD_SPEC when the spec is inconsistent (categorical without options,
@@ -387,7 +387,7 @@ export function normaliseValue(spec: VariableSpec, raw: unknown, opts?: Normalis
 }
 
 /**
- * The collapsed-scoring value of a normalised cell (METRICS.md §1, RADS paper): a categorical
+ * The collapsed-scoring value of a normalised cell (docs/scoring.md §1, RADS paper): a categorical
  * VALUE whose option appears in the variable's `collapseMap` becomes the collapsed class (e.g.
  * BI-RADS `4A` → `4`); everything else (other options, MISSING, INVALID, other types) is
  * returned unchanged, so without a collapse map collapsed equals exact. O(1).
@@ -426,7 +426,7 @@ function findKey(obj: Record<string, unknown>, key: string): { found: boolean; v
 
 /**
  * Normalise a whole JSON record (one report's reference annotation or one model answer)
- * against a use case's variables (METRICS.md §1 "Absent keys").
+ * against a use case's variables (docs/scoring.md §1 "Absent keys").
  *
  * For `role: 'prediction'`, an absent key — or `obj` that is not a JSON object (undefined,
  * null, array, scalar: no JSON object found) — gives INVALID with category MISSING (the model
@@ -461,7 +461,7 @@ export function normaliseRecord(
 }
 
 /**
- * Whether two normalised cells are equal values for accuracy (METRICS.md §1–§2): INVALID never
+ * Whether two normalised cells are equal values for accuracy (docs/scoring.md §1–§2): INVALID never
  * equals anything (not even INVALID or MISSING); MISSING equals only MISSING; numbers are equal
  * within `tolerance` (absolute, default 0, see below); strings compare exactly (categorical cells hold the
  * canonical option); lists compare as multisets (order ignored). O(list length).

@@ -1,7 +1,7 @@
 /**
  * Pooled rates over predictions of several runs (RADS paper Tables 3.1–3.3, Supplementary
  * Table 7): validity, effective and conditional accuracy of a group of runs, overall or in a
- * stratum, with a bootstrap interval from resampling reports (METRICS.md §5).
+ * stratum, with a bootstrap interval from resampling reports (docs/scoring.md §5).
  */
 import { DEFAULT_CONFIDENCE, estimateFrom } from './bootstrap';
 import type { Estimate } from './bootstrap';

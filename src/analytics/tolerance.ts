@@ -1,14 +1,14 @@
 /**
- * Comparison rules at the boundaries (METRICS.md §1 Numbers, §6 Ties): numeric tolerance that
+ * Comparison rules at the boundaries (docs/scoring.md §1 Numbers, §6 Ties): numeric tolerance that
  * is inclusive in spite of binary rounding, and the relative tolerance under which two scores
  * are the same score wherever scores are compared.
  */
 
-/** Relative tolerance of score comparisons (METRICS.md §6): |a − b| ≤ 1e-12 · max(1, |a|, |b|). */
+/** Relative tolerance of score comparisons (docs/scoring.md §6): |a − b| ≤ 1e-12 · max(1, |a|, |b|). */
 export const SCORE_RELATIVE_TOLERANCE = 1e-12;
 
 /**
- * Whether two scores are the same score (METRICS.md §6 "Ties in a voter").
+ * Whether two scores are the same score (docs/scoring.md §6 "Ties in a voter").
  *
  * Definition: |a − b| ≤ 1e-12 · max(1, |a|, |b|). Two balanced accuracies that are the same
  * rational number (7/18 from recalls 0, 1/6, 1 and from 2/3, 1/2, 0) differ in the last bit of
@@ -83,7 +83,7 @@ export function scoreTieClasses(scores: ArrayLike<number>): Int32Array {
 }
 
 /**
- * Numeric equality within an absolute tolerance t (METRICS.md §1 Numbers).
+ * Numeric equality within an absolute tolerance t (docs/scoring.md §1 Numbers).
  *
  * Definition: with t = 0 the numbers must be equal; with t > 0,
  * |a − b| ≤ t + 1e-12 · max(1, |a|, |b|), so the boundary is inclusive in spite of binary

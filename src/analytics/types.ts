@@ -1,5 +1,5 @@
 /**
- * Shared vocabulary of the analytics layer (METRICS.md §1, §3). Pure types: the rest of the
+ * Shared vocabulary of the analytics layer (docs/scoring.md §1, §3). Pure types: the rest of the
  * server (extraction, modules) speaks in these terms when it hands values to analytics.
  */
 
@@ -34,7 +34,7 @@ export interface VariableSpec {
   aliases?: Readonly<Record<string, string>> | null;
   /** Option → collapsed class, e.g. { "4A": "4", "4B": "4" } (collapsed scoring). */
   collapseMap?: Readonly<Record<string, string>> | null;
-  /** Tokens read as MISSING; null/undefined means the defaults of METRICS.md §1. */
+  /** Tokens read as MISSING; null/undefined means the defaults of docs/scoring.md §1. */
   missingTokens?: readonly string[] | null;
   /** Absolute tolerance for NUMERIC equality (default 0). */
   tolerance?: number | null;

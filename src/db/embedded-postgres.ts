@@ -54,7 +54,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     password: credentials.password,
     port,
     persistent: true,
-    createPostgresUser: true,
+    // As root, PostgreSQL runs as the user `postgres` (created when missing); as anyone else it
+    // runs as that user, and the library would otherwise try (and fail) to create `postgres`.
+    createPostgresUser: process.getuid?.() === 0,
     // Terse messages and no failing statements in PostgreSQL's own log: its DETAIL lines quote
     // row values (report texts, external ids), and that log reaches ours at debug.
     postgresFlags: [

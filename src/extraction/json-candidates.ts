@@ -1,5 +1,5 @@
 /**
- * Finding and repairing JSON objects in model output (METRICS.md §3 "Which JSON is the answer").
+ * Finding and repairing JSON objects in model output (docs/scoring.md §3 "Which JSON is the answer").
  *
  * Candidates are the top-level balanced `{…}` objects of the text, found with a brace matcher
  * that skips braces inside strings (double quotes always; single quotes when they open a value

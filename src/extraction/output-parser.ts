@@ -1,5 +1,5 @@
 /**
- * From one completion to per-variable cells (METRICS.md §1, §3):
+ * From one completion to per-variable cells (docs/scoring.md §1, §3):
  *
  * 1. Reasoning is set aside first: the server's reasoning field, every `<think>…</think>` (or
  *    `<thinking>…</thinking>`) block, text before an orphan `</think>` (templates that open the

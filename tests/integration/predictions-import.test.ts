@@ -103,7 +103,7 @@ describe('prediction imports', () => {
     const fields = await predictionFields(t, payload.run.id);
     expect(Object.values(fields.R1!).every((f) => f.valid && f.invalidCategory === null)).toBe(true);
     expect(Object.keys(fields.R1!)).toEqual(useCase.variables.map((v) => v.key));
-    // METRICS.md §1 and §3: the invalid-output taxonomy.
+    // docs/scoring.md §1 and §3: the invalid-output taxonomy.
     expect(fields.R2!.grade).toEqual({ key: 'grade', value: null, valid: false, missing: false, invalidCategory: 'OTHER', skipped: false });
     expect(fields.R2!.breslow_mm).toMatchObject({ valid: false, invalidCategory: 'AMBIGUOUS' });
     expect(fields.R2!.birads).toMatchObject({ valid: false, invalidCategory: 'MULTI_VALUED' });

@@ -2,7 +2,7 @@ import { createDataset, createProject, createUseCase, csv, importAnnotations, im
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
- * Boundary rules of METRICS.md §1 (numeric tolerance inclusive in spite of binary rounding) and
+ * Boundary rules of docs/scoring.md §1 (numeric tolerance inclusive in spite of binary rounding) and
  * §6 (scores compared with relative tolerance 1e-12), through the API.
  */
 describe('statistics at the boundaries', () => {

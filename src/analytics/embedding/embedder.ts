@@ -1,5 +1,5 @@
 /**
- * The embedding-provider contract (METRICS.md §2 "Embedding providers") and the synchronous
+ * The embedding-provider contract (docs/scoring.md §2 "Embedding providers") and the synchronous
  * similarity lookup that scoring functions take, so the heavy math never awaits.
  */
 import { AnalyticsError } from '../errors';
@@ -50,7 +50,7 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 
 /**
  * A {@link SimilarityLookup} over precomputed embeddings keyed by text. Identical strings have
- * similarity 1 without a lookup (METRICS.md §2). Pair results are memoised.
+ * similarity 1 without a lookup (docs/scoring.md §2). Pair results are memoised.
  *
  * @throws AnalyticsError BAD_INPUT (when called) for a text that has no embedding.
  */

@@ -1,5 +1,5 @@
 /**
- * Built-in deterministic lexical embedder (METRICS.md §2): hashed character n-grams, no model
+ * Built-in deterministic lexical embedder (docs/scoring.md §2): hashed character n-grams, no model
  * weights, identical output on every machine. It captures spelling overlap (Leukaemia /
  * Leukemia, Resectie / Resection), not meaning (GIST / gastro-intestinal stromal tumour).
  */

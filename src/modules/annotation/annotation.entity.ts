@@ -9,7 +9,7 @@ export enum ValueStatus {
   MISSING = 'MISSING',
   INVALID = 'INVALID',
 }
-registerEnumType(ValueStatus, { name: 'ValueStatus', description: 'Outcome of normalisation (METRICS.md §1).' });
+registerEnumType(ValueStatus, { name: 'ValueStatus', description: 'Outcome of normalisation (docs/scoring.md §1).' });
 
 export enum InvalidCategory {
   MISSING = 'MISSING',
@@ -18,7 +18,7 @@ export enum InvalidCategory {
   AMBIGUOUS = 'AMBIGUOUS',
   OTHER = 'OTHER',
 }
-registerEnumType(InvalidCategory, { name: 'InvalidCategory', description: 'Invalid-output taxonomy (METRICS.md §3).' });
+registerEnumType(InvalidCategory, { name: 'InvalidCategory', description: 'Invalid-output taxonomy (docs/scoring.md §3).' });
 
 const sameSet: Record<AnalyticsInvalidCategory, InvalidCategory> = {
   MISSING: InvalidCategory.MISSING,

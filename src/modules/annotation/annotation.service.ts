@@ -30,7 +30,7 @@ export class AnnotationService {
 
   /**
    * Imports one annotator's values in one transaction. Values are stored raw and normalised
-   * (METRICS.md §1); a value that does not normalise (e.g. not an option) rejects its row, since
+   * (docs/scoring.md §1); a value that does not normalise (e.g. not an option) rejects its row, since
    * a reference that cannot be scored against is a data error. Absent columns leave a report
    * unannotated for that variable; empty cells are MISSING. A value holding a NUL character
    * rejects its row (PostgreSQL cannot store it). The use case must not change between

@@ -7,7 +7,7 @@ import { Variable } from '../use-case/variable.entity';
 import { InvalidCount, Metric } from './stats.types';
 import { Estimate } from './stats.types';
 
-@ObjectType({ description: 'A difference (A − B) on the full sample with its paired bootstrap interval and two-sided p-value (METRICS.md §5).' })
+@ObjectType({ description: 'A difference (A − B) on the full sample with its paired bootstrap interval and two-sided p-value (docs/scoring.md §5).' })
 export class Difference {
   @Field(() => Float) value!: number;
   @Field(() => Float, { nullable: true }) ciLow!: number | null;
@@ -123,7 +123,7 @@ export class ContrastRow {
   @Field(() => ContrastEstimate, { description: 'Validity (1 valid, 0 invalid).' }) validity!: ContrastEstimate;
 }
 
-@ObjectType({ description: 'Group contrast of two sets of runs (METRICS.md §8; RADS paper §2.12, Supplementary Table 5).' })
+@ObjectType({ description: 'Group contrast of two sets of runs (docs/scoring.md §8; RADS paper §2.12, Supplementary Table 5).' })
 export class ContrastTable {
   @Field(() => [Run]) groupA!: Run[];
   @Field(() => [Run]) groupB!: Run[];

@@ -44,14 +44,14 @@ const runScoresLoader: LoaderFactory<{ run: Run; options: ResolvedStatsOptions }
 
 @Resolver(() => Run)
 export class RunScoresResolver {
-  @FieldResolver(() => RunScores, { description: 'Per-variable scores with bootstrap intervals against the reference standard (METRICS.md §2–§5).' })
+  @FieldResolver(() => RunScores, { description: 'Per-variable scores with bootstrap intervals against the reference standard (docs/scoring.md §2–§5).' })
   scores(@Root() run: Run, @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null, @Ctx() ctx: GraphQLContext) {
     const resolved = ctx.services.scoring.resolveOptions(options);
     return ctx.loaders.get(runScoresLoader).load({ run, options: resolved });
   }
 
   @FieldResolver(() => RunComparison, {
-    description: 'This run minus a baseline run over the same dataset, per variable and macro average, paired on the same resamples (METRICS.md §5).',
+    description: 'This run minus a baseline run over the same dataset, per variable and macro average, paired on the same resamples (docs/scoring.md §5).',
   })
   comparison(
     @Root() run: Run,
@@ -84,7 +84,7 @@ export class UseCaseStatsResolver {
 
 @Resolver(() => Project)
 export class ProjectStatsResolver {
-  @FieldResolver(() => Ranking, { description: 'Kemeny–Young across use cases (METRICS.md §6).' })
+  @FieldResolver(() => Ranking, { description: 'Kemeny–Young across use cases (docs/scoring.md §6).' })
   consensusRanking(
     @Root() project: Project,
     @Arg('useCaseIds', () => [ID]) useCaseIds: string[],
@@ -97,7 +97,7 @@ export class ProjectStatsResolver {
     return ctx.services.scoring.consensusRanking(ctx.principal, project.id, ids, level, voters, ctx.services.scoring.resolveOptions(options));
   }
 
-  @FieldResolver(() => [GroupSummary], { description: "Groups of models by their best-strategy macro average (METRICS.md §8)." })
+  @FieldResolver(() => [GroupSummary], { description: "Groups of models by their best-strategy macro average (docs/scoring.md §8)." })
   groupSummary(
     @Root() project: Project,
     @Arg('useCaseIds', () => [ID]) useCaseIds: string[],
@@ -127,7 +127,7 @@ export class ProjectComparisonResolver {
   }
 
   @FieldResolver(() => ContrastTable, {
-    description: 'Difference in effective score and validity between two groups of runs, overall and per stratum, cluster-robust by report, BH q-values (METRICS.md §8).',
+    description: 'Difference in effective score and validity between two groups of runs, overall and per stratum, cluster-robust by report, BH q-values (docs/scoring.md §8).',
   })
   contrast(
     @Root() project: Project,

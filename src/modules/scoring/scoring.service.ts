@@ -90,7 +90,7 @@ export interface ResolvedStatsOptions {
 export type EmbedderResolver = (modelId: string, principal: Principal) => Promise<Embedder>;
 
 const MAX_RESAMPLES = 10_000;
-/** The MISSING value as a nominal rating (a category of its own, METRICS.md §1). */
+/** The MISSING value as a nominal rating (a category of its own, docs/scoring.md §1). */
 const MISSING_RATING = '\u2205MISSING';
 const RUNS_PER_SLICE = 16;
 
@@ -792,7 +792,7 @@ export class ScoringService {
 
   // ---------------------------------------------------------------- paired comparisons
 
-  /** Run minus baseline on the dataset's shared resamples (METRICS.md §5 paired difference). */
+  /** Run minus baseline on the dataset's shared resamples (docs/scoring.md §5 paired difference). */
   async runComparison(principal: Principal, run: Run, baselineRunId: string, options: ResolvedStatsOptions): Promise<RunComparison> {
     requireRole(principal, run.projectId, Role.VIEWER, 'Run');
     const baseline = await this.dataSource.getRepository(Run).findOneBy({ id: baselineRunId });
@@ -867,7 +867,7 @@ export class ScoringService {
   // ---------------------------------------------------------------- contrasts and strata
 
   /**
-   * Group contrast (METRICS.md §8, RADS paper §2.12): linear probability models of the effective
+   * Group contrast (docs/scoring.md §8, RADS paper §2.12): linear probability models of the effective
    * item score and of validity on a group indicator, cluster-robust by report, overall (with
    * stratum fixed effects when stratified) and per stratum (interaction model), BH across strata.
    */

@@ -11,7 +11,7 @@ export enum Metric {
   COSINE_SIMILARITY = 'COSINE_SIMILARITY',
   SYMMETRIC_SIMILARITY = 'SYMMETRIC_SIMILARITY',
 }
-registerEnumType(Metric, { name: 'Metric', description: 'Primary metric of a variable type (METRICS.md §2).' });
+registerEnumType(Metric, { name: 'Metric', description: 'Primary metric of a variable type (docs/scoring.md §2).' });
 
 export enum ScoringMode {
   EFFECTIVE = 'EFFECTIVE',
@@ -48,7 +48,7 @@ export enum ModelGrouping {
 }
 registerEnumType(ModelGrouping, { name: 'ModelGrouping' });
 
-@InputType({ description: 'Options of every statistic (METRICS.md §5).' })
+@InputType({ description: 'Options of every statistic (docs/scoring.md §5).' })
 export class StatsOptions {
   @Field(() => Int, { nullable: true, defaultValue: 1000, description: 'Bootstrap resamples B (0: point estimates only; at most 10000).' })
   resamples?: number | null;
@@ -123,7 +123,7 @@ export class RankingEntry {
   @Field(() => Estimate, { nullable: true }) macroAverage!: Estimate | null;
 }
 
-@ObjectType({ description: 'A Kemeny–Young consensus ranking (METRICS.md §6).' })
+@ObjectType({ description: 'A Kemeny–Young consensus ranking (docs/scoring.md §6).' })
 export class Ranking {
   @Field(() => RankingMethod) method!: RankingMethod;
   @Field({ description: 'True when the order is proven optimal.' }) exact!: boolean;
@@ -149,7 +149,7 @@ export class VariableAgreement {
   @Field(() => [AnnotatorPairAgreement]) pairs!: AnnotatorPairAgreement[];
 }
 
-@ObjectType({ description: 'Inter-rater agreement, the human ceiling (METRICS.md §7).' })
+@ObjectType({ description: 'Inter-rater agreement, the human ceiling (docs/scoring.md §7).' })
 export class AgreementSummary {
   @Field(() => [Annotator]) annotators!: Annotator[];
   @Field(() => Estimate, { nullable: true, description: 'Macro average over variables; null when fewer than two annotators.' })
@@ -157,7 +157,7 @@ export class AgreementSummary {
   @Field(() => [VariableAgreement]) variables!: VariableAgreement[];
 }
 
-@ObjectType({ description: "Mean of the group's models' best-strategy macro averages (METRICS.md §8)." })
+@ObjectType({ description: "Mean of the group's models' best-strategy macro averages (docs/scoring.md §8)." })
 export class GroupSummary {
   @Field() group!: string;
   @Field(() => [Model]) models!: Model[];
@@ -173,7 +173,7 @@ export class VarianceComponentShare {
   @Field(() => Float, { description: 'Share of the total variance.' }) share!: number;
 }
 
-@ObjectType({ description: 'REML fit of per-report scores with crossed random intercepts for model and strategy (METRICS.md §8).' })
+@ObjectType({ description: 'REML fit of per-report scores with crossed random intercepts for model and strategy (docs/scoring.md §8).' })
 export class VarianceDecomposition {
   @Field(() => Int, { description: 'Per-report scores fitted.' }) observations!: number;
   @Field(() => Float) intercept!: number;

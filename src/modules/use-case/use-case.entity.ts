@@ -34,7 +34,7 @@ export class UseCase extends Node {
   @Column({ type: 'text', array: true, default: () => "'{}'" })
   tags!: string[];
 
-  /** Null: the defaults of METRICS.md §1. */
+  /** Null: the defaults of docs/scoring.md §1. */
   @Column({ name: 'missing_tokens', type: 'text', array: true, nullable: true })
   customMissingTokens!: string[] | null;
 

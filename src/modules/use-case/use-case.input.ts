@@ -28,7 +28,7 @@ export class CreateUseCaseInput {
   @Field(() => String, { nullable: true }) language?: string | null;
   @Field(() => String, { nullable: true }) reportType?: string | null;
   @Field(() => [String], { nullable: true }) tags?: string[] | null;
-  @Field(() => [String], { nullable: true, description: 'Null: the defaults of METRICS.md §1.' })
+  @Field(() => [String], { nullable: true, description: 'Null: the defaults of docs/scoring.md §1.' })
   missingTokens?: string[] | null;
   @Field(() => [VariableInput]) variables!: VariableInput[];
 }

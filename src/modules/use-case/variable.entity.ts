@@ -12,7 +12,7 @@ export enum VariableType {
   LIST = 'LIST',
   EXACT_STRING = 'EXACT_STRING',
 }
-registerEnumType(VariableType, { name: 'VariableType', description: 'Decides normalisation and metric (METRICS.md §1).' });
+registerEnumType(VariableType, { name: 'VariableType', description: 'Decides normalisation and metric (docs/scoring.md §1).' });
 
 // The GraphQL enum and the analytics union must stay the same set.
 const sameSet: Record<AnalyticsVariableType, VariableType> = {

@@ -87,7 +87,7 @@ describe('missing values', () => {
     });
   });
 
-  it('exports the default tokens of METRICS.md §1', () => {
+  it('exports the default tokens of docs/scoring.md §1', () => {
     expect([...DEFAULT_MISSING_TOKENS].sort()).toEqual(
       ['missing', 'n/a', 'none', 'not applicable', 'not specified', 'unknown'].sort(),
     );

@@ -12,14 +12,14 @@ import {
 } from '../../../src/analytics/tolerance';
 import type { VariableSpec } from '../../../src/analytics/types';
 
-/** Labels of the worked case: 16 reports, reference 3×c1, 6×c2, 7×c3 (METRICS.md §6). */
+/** Labels of the worked case: 16 reports, reference 3×c1, 6×c2, 7×c3 (docs/scoring.md §6). */
 const REFERENCE = [...Array(3).fill('c1'), ...Array(6).fill('c2'), ...Array(7).fill('c3')] as string[];
 /** Run A: recalls 0 (c1), 1/6 (c2), 1 (c3). */
 const RUN_A = [...Array(3).fill('c2'), 'c2', ...Array(5).fill('c1'), ...Array(7).fill('c3')] as string[];
 /** Run B: recalls 2/3, 1/2, 0. */
 const RUN_B = ['c1', 'c1', 'c2', 'c2', 'c2', 'c2', 'c1', 'c1', 'c1', ...Array(7).fill('c1')] as string[];
 
-describe('numeric tolerance is inclusive in spite of binary rounding (METRICS.md §1 Numbers)', () => {
+describe('numeric tolerance is inclusive in spite of binary rounding (docs/scoring.md §1 Numbers)', () => {
   it('1.1 against 1.0 with tolerance 0.1 is equal although 1.1 − 1.0 > 0.1 in floating point', () => {
     expect(1.1 - 1.0).toBeGreaterThan(0.1);
     expect(numbersEqualWithin(1.0, 1.1, 0.1)).toBe(true);
@@ -52,7 +52,7 @@ describe('numeric tolerance is inclusive in spite of binary rounding (METRICS.md
   });
 });
 
-describe('scores compared with relative tolerance 1e-12 (METRICS.md §6 Ties)', () => {
+describe('scores compared with relative tolerance 1e-12 (docs/scoring.md §6 Ties)', () => {
   it('the two balanced accuracies of the worked case are 7/18 and differ only in the last bit', () => {
     const a = balancedAccuracy(REFERENCE, RUN_A);
     const b = balancedAccuracy(REFERENCE, RUN_B);

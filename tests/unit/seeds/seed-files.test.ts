@@ -2,7 +2,7 @@
  * Validation of the demo seed (seeds/demo/<slug>/): every file parses, ids are unique and
  * consistent across files, annotation values are values of their variables, the prompt graph
  * is well formed, and the two synthetic runs behave as documented (good ≈ 90%, weak ≈ 60%
- * agreement with the consensus). The real normaliser of METRICS.md §1 is the judge of values.
+ * agreement with the consensus). The real normaliser of docs/scoring.md §1 is the judge of values.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
