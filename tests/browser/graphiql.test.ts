@@ -183,3 +183,29 @@ describe('GraphiQL in headless Chromium', () => {
     expect(notChromiumServices(browser.trap.attempts)).toEqual([]);
   });
 });
+
+describe('the browser tests\' request recorder', () => {
+  let t: TestApp;
+  let browser: Browser;
+  beforeAll(async () => {
+    t = await startTestApp();
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('sees a page\'s and a worker\'s request to another host, and the trap receives them', async () => {
+    const origin = `http://127.0.0.1:${t.port}`;
+    const page = await browser.newTab();
+    await page.goto(`${origin}/livez`, { timeout: STEP_MS });
+    await page.evaluate(async () => {
+      await fetch('http://cdn.example.org/page.js').catch(() => undefined);
+      const worker = new Worker(URL.createObjectURL(new Blob(["fetch('http://workers.example.org/worker.js').catch(() => undefined).then(() => postMessage('done'))"], { type: 'text/javascript' })));
+      await new Promise((resolve) => worker.addEventListener('message', resolve));
+    });
+    expect(leftTheMachine(browser.requests, origin)).toEqual(expect.arrayContaining(['http://cdn.example.org/page.js', 'http://workers.example.org/worker.js']));
+    expect(notChromiumServices(browser.trap.attempts)).toEqual(expect.arrayContaining(['GET http://cdn.example.org/page.js', 'GET http://workers.example.org/worker.js']));
+  });
+});
