@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
+  // The browser tests need the system's Chromium: `npm run test:browser` (jest.browser.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/tests/browser/'],
   transform: {
     '^.+\\.(t|j)s$': [
       '@swc/jest',
