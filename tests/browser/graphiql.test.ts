@@ -173,6 +173,32 @@ describe('GraphiQL in headless Chromium', () => {
     expect(png.length).toBeGreaterThan(10_000);
   });
 
+  it('renders a chart: the run\'s throughput as an SVG image from a signed URL', async () => {
+    const chart = `/charts/projects/${setup.projectId}/throughput.svg?useCaseIds=${setup.useCaseId}&strategy=ZERO_SHOT`;
+    const signed = ok(await t.gql('query ($p: String!) { chartImageUrl(path: $p) { url } }', { p: chart })).chartImageUrl.url as string;
+    const served = await fetch(`${origin}${signed}`);
+    expect([served.status, served.headers.get('content-type'), (await served.text()).slice(0, 200)]).toEqual([200, 'image/svg+xml; charset=utf-8', expect.stringContaining('<svg')]);
+    await second.goto(graphiqlUrl(origin, WHO), { timeout: STEP_MS });
+    const image = await second.evaluate(
+      (src) =>
+        new Promise<{ width: number; height: number }>((resolve, reject) => {
+          const img = document.createElement('img');
+          img.onload = () => resolve({ width: img.naturalWidth, height: img.naturalHeight });
+          img.onerror = () => reject(new Error('the chart did not load'));
+          img.style.cssText = 'position:fixed;top:0;left:0;z-index:10000;background:#fff';
+          img.src = src;
+          document.body.appendChild(img);
+        }),
+      signed,
+    );
+    expect(image.width).toBeGreaterThan(100);
+    expect(image.height).toBeGreaterThan(100);
+    const file = path.join(OUTPUT, 'throughput-chart.png');
+    await second.screenshot({ path: file, timeout: STEP_MS });
+    expect(readFileSync(file).length).toBeGreaterThan(10_000);
+    expect(browser.requests.some((r) => r.tab === 2 && r.url === `${origin}${signed}`)).toBe(true);
+  });
+
   it('sends no request anywhere but the server: every URL the tabs loaded is the server\'s or the page\'s own', async () => {
     const seen = browser.requests.map((r) => r.url);
     // The recorder saw the page, its API calls and its WebSocket.
