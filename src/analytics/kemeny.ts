@@ -55,6 +55,12 @@ export interface KemenyOptions extends KemenyTieBreak {
   warmStarts?: readonly (readonly number[])[] | null;
   /** Cap on insertion sweeps per local search (default 1000). */
   maxSweeps?: number;
+  /**
+   * Tie-break priority given directly (lower first; distinct values), instead of computing it
+   * from `macro` and `names`. Only the relative order of the values is used, so the priority of
+   * a larger field restricted to a subset of its candidates keeps that field's tie-break.
+   */
+  priority?: ArrayLike<number> | null;
 }
 
 export interface KemenyResult {
@@ -267,7 +273,7 @@ export function kemenyFromMatrix(matrix: PairwiseMatrix, options: KemenyOptions 
   if (!Number.isInteger(exactLimit) || exactLimit < 0 || exactLimit > KEMENY_MAX_EXACT) {
     throw new AnalyticsError('OUT_OF_RANGE', `kemeny: exactLimit ${exactLimit} outside 0..${KEMENY_MAX_EXACT}`);
   }
-  const priority = tieBreakPriority(n, options);
+  const priority = options.priority == null ? tieBreakPriority(n, options) : givenPriority(n, options.priority);
   const warmStarts = options.warmStarts ?? [];
   for (const start of warmStarts) {
     if (start.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `kemeny: warm start of length ${start.length}`);
@@ -332,6 +338,18 @@ export function kemeny(
   options: KemenyOptions & PairwiseOptions = {},
 ): KemenyResult {
   return kemenyFromMatrix(pairwiseMatrix(scores, options), options);
+}
+
+function givenPriority(n: number, given: ArrayLike<number>): Int32Array {
+  if (given.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `kemeny: ${given.length} priorities for ${n} candidates`);
+  const priority = Int32Array.from(given);
+  const sorted = priority.slice().sort();
+  for (let k = 0; k < n; k++) {
+    if (priority[k] !== given[k] || (k > 0 && sorted[k] === sorted[k - 1])) {
+      throw new AnalyticsError('BAD_INPUT', 'kemeny: priorities must be distinct integers');
+    }
+  }
+  return priority;
 }
 
 function assertPermutation(order: readonly number[], n: number): void {

@@ -4,7 +4,8 @@
  * (METRICS.md §6 candidates, §8 groups).
  */
 import { AnalyticsError } from './errors';
-import { kemenyFromMatrix } from './kemeny';
+import { kemenyFromMatrix, tieBreakPriority } from './kemeny';
+import { BlockConsensus } from './kemeny-blocks';
 import type { PairwiseMatrix } from './kemeny';
 import { scoreGreater, scoresEqual } from './tolerance';
 
@@ -127,35 +128,37 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
 
   let totalWeight = 0;
   for (let v = 0; v < V; v++) totalWeight += weights === null ? 1 : weights[v]!;
-  const w = new Float64Array(n * n);
-  const column = new Float64Array(n);
+  const exactLimit = options.exactLimit ?? 12;
+  const maxSweeps = options.maxSweeps ?? 50;
+  const names = options.names ?? null;
+  const weightArray = Float64Array.from({ length: V }, (_, v) => (weights === null ? 1 : weights[v]!));
+  const blocks = BlockConsensus.accepts(weightArray)
+    ? new BlockConsensus(n, V, weightArray, { exactLimit, maxSweeps, warmStart: pointOrder })
+    : null;
+  // profile[v * n + c]: the replicate's scores, one voter's candidates contiguous.
+  const profile = new Float64Array(V * n);
+  const w = blocks === null ? new Float64Array(n * n) : null;
   const macro = new Float64Array(n);
   const macroWeight = new Float64Array(n);
+  const rank = new Int32Array(n);
   const ranks = new Int32Array(n * B);
   let exactReplicates = 0;
 
   for (let b = 0; b < B; b++) {
-    w.fill(0);
     macro.fill(0);
     macroWeight.fill(0);
     const base = b * st.replicate;
     for (let v = 0; v < V; v++) {
-      const weight = weights === null ? 1 : weights[v]!;
+      const weight = weightArray[v]!;
       const vb = base + v * st.voter;
+      const row = v * n;
       for (let c = 0; c < n; c++) {
         const x = Number(data[vb + c * st.candidate]);
-        column[c] = x;
+        profile[row + c] = x;
         if (!Number.isNaN(x)) {
           macro[c] += weight * x;
           macroWeight[c] += weight;
         }
-      }
-      if (weight === 0) continue;
-      for (let i = 0; i < n; i++) {
-        const si = column[i]!;
-        if (Number.isNaN(si)) continue;
-        const row = i * n;
-        for (let j = 0; j < n; j++) if (scoreGreater(si, column[j]!)) w[row + j] += weight;
       }
     }
     if (macroIn === null) {
@@ -163,19 +166,17 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
     } else {
       for (let c = 0; c < n; c++) macro[c] = Number(macroIn.data[c * macroSt.candidate + b * macroSt.replicate]);
     }
-    let integral = true;
-    for (let k = 0; k < w.length && integral; k++) integral = Number.isInteger(w[k]!);
-    const matrix: PairwiseMatrix = { n, w, voterCount: V, totalWeight, integral };
-    const result = kemenyFromMatrix(matrix, {
-      exactLimit: options.exactLimit ?? 12,
-      macro,
-      names: options.names ?? null,
-      restarts: 0,
-      warmStarts,
-      maxSweeps: options.maxSweeps ?? 50,
-    });
-    if (result.exact) exactReplicates++;
-    for (let c = 0; c < n; c++) ranks[c * B + b] = result.rank[c]!;
+    const priority = tieBreakPriority(n, { macro, names });
+    let exact = blocks === null ? null : blocks.solve(profile, priority, rank);
+    if (exact === null) {
+      exact = denseConsensus(profile, n, V, weightArray, totalWeight, w ?? new Float64Array(n * n), priority, rank, {
+        exactLimit,
+        maxSweeps,
+        warmStarts,
+      });
+    }
+    if (exact) exactReplicates++;
+    for (let c = 0; c < n; c++) ranks[c * B + b] = rank[c]!;
   }
 
   const alpha = 1 - level;
@@ -194,6 +195,41 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
     });
   }
   return { intervals, ranks, replicates: B, exactReplicates };
+}
+
+/**
+ * One replicate's consensus from its full n×n pairwise matrix (`pairwiseMatrix` semantics):
+ * the path for fractional voter weights and infinite scores. O(V·n²) plus the solve.
+ */
+function denseConsensus(
+  profile: Float64Array,
+  n: number,
+  V: number,
+  weights: Float64Array,
+  totalWeight: number,
+  w: Float64Array,
+  priority: Int32Array,
+  rank: Int32Array,
+  settings: { exactLimit: number; maxSweeps: number; warmStarts: (readonly number[])[] },
+): boolean {
+  w.fill(0);
+  for (let v = 0; v < V; v++) {
+    const weight = weights[v]!;
+    if (weight === 0) continue;
+    const column = profile.subarray(v * n, (v + 1) * n);
+    for (let i = 0; i < n; i++) {
+      const si = column[i]!;
+      if (Number.isNaN(si)) continue;
+      const row = i * n;
+      for (let j = 0; j < n; j++) if (scoreGreater(si, column[j]!)) w[row + j] += weight;
+    }
+  }
+  let integral = true;
+  for (let k = 0; k < w.length && integral; k++) integral = Number.isInteger(w[k]!);
+  const matrix: PairwiseMatrix = { n, w, voterCount: V, totalWeight, integral };
+  const result = kemenyFromMatrix(matrix, { ...settings, priority, restarts: 0 });
+  for (let c = 0; c < n; c++) rank[c] = result.rank[c]!;
+  return result.exact;
 }
 
 /**
