@@ -522,17 +522,18 @@ interface HeuristicSettings {
   starts: number[][];
 }
 
-function localScore(a: Float64Array, k: number, order: readonly number[]): number {
+/** Score Σ_{p<q} a[order[q]][order[p]], read along rows of the transpose aT (same summation order). */
+function localScore(aT: Float64Array, k: number, order: Int32Array): number {
   let score = 0;
   for (let p = 0; p < k; p++) {
-    const x = order[p]!;
-    for (let q = p + 1; q < k; q++) score += a[order[q]! * k + x]!;
+    const row = order[p]! * k;
+    for (let q = p + 1; q < k; q++) score += aT[row + order[q]!]!;
   }
   return score;
 }
 
 /** True when order x precedes order y lexicographically by priority. */
-function lexLess(x: readonly number[], y: readonly number[], priority: Int32Array): boolean {
+function lexLess(x: Int32Array, y: Int32Array, priority: Int32Array): boolean {
   for (let p = 0; p < x.length; p++) {
     const d = priority[x[p]!]! - priority[y[p]!]!;
     if (d !== 0) return d < 0;
@@ -540,13 +541,34 @@ function lexLess(x: readonly number[], y: readonly number[], priority: Int32Arra
   return false;
 }
 
+function sameOrder(x: Int32Array, y: Int32Array): boolean {
+  for (let p = 0; p < x.length; p++) if (x[p] !== y[p]) return false;
+  return true;
+}
+
+/**
+ * Deterministic local search of one component. Works on the margin matrix
+ * m[x·k + y] = a[x][y] − a[y][x] (every step reads one row, contiguous) and on Int32Array
+ * orders; each margin is the same floating-point difference the plain definition forms per
+ * step, summed in the same order, so the result is bit-identical to it. A start equal to an
+ * earlier start, or to an earlier search's converged result (a fixed point of the search), is
+ * not searched again: the search is deterministic, so it would return the same order.
+ */
 function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: number, settings: HeuristicSettings): number[] {
+  const m = new Float64Array(k * k);
+  const aT = new Float64Array(k * k);
+  for (let i = 0; i < k; i++) {
+    for (let j = 0; j < k; j++) {
+      m[i * k + j] = a[i * k + j]! - a[j * k + i]!;
+      aT[i * k + j] = a[j * k + i]!;
+    }
+  }
   const borda = new Float64Array(k);
   const copeland = new Float64Array(k);
   for (let i = 0; i < k; i++) {
     for (let j = 0; j < k; j++) {
       if (i === j) continue;
-      const d = a[i * k + j]! - a[j * k + i]!;
+      const d = m[i * k + j]!;
       borda[i] += d;
       copeland[i] += d > eps ? 1 : d < -eps ? 0 : 0.5;
     }
@@ -558,23 +580,37 @@ function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: n
     .slice()
     .sort((x, y) => copeland[y]! - copeland[x]! || borda[y]! - borda[x]! || priority[x]! - priority[y]!);
 
-  let best: number[] | null = null;
+  let best: Int32Array | null = null;
   let bestScore = Infinity;
-  const consider = (order: number[]): void => {
-    const s = localScore(a, k, order);
+  const consider = (order: Int32Array): void => {
+    const s = localScore(aT, k, order);
     if (best === null || s < bestScore - eps || (s <= bestScore + eps && lexLess(order, best, priority))) {
       best = order.slice();
       bestScore = Math.min(s, bestScore);
     }
   };
+  // Searched starts: the start, its result, and whether the result is a fixed point.
+  const searched: { start: Int32Array; result: Int32Array; converged: boolean }[] = [];
   for (const start of [byCopeland, byBorda, byPriority, ...settings.starts]) {
-    const order = start.slice();
-    insertionSearch(a, k, order, eps, settings.maxSweeps);
+    const order = Int32Array.from(start);
+    let known: Int32Array | null = null;
+    for (const e of searched) {
+      if (sameOrder(e.start, order) || (e.converged && sameOrder(e.result, order))) {
+        known = e.result;
+        break;
+      }
+    }
+    if (known !== null) {
+      consider(known);
+      continue;
+    }
+    const converged = insertionSearch(m, k, order, eps, settings.maxSweeps);
+    searched.push({ start: Int32Array.from(start), result: order.slice(), converged });
     consider(order);
   }
   const rng: RandomGenerator = xoroshiro128plus(settings.seed);
   for (let r = 0; r < settings.restarts && k > 2; r++) {
-    const order = best!.slice();
+    const order = (best as Int32Array | null)!.slice();
     // Segment reversal (as the paper's annealing move) followed by local search.
     const i = unsafeUniformIntDistribution(0, k - 2, rng);
     const j = unsafeUniformIntDistribution(i + 1, k - 1, rng);
@@ -583,29 +619,31 @@ function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: n
       order[x] = order[y]!;
       order[y] = tmp;
     }
-    insertionSearch(a, k, order, eps, settings.maxSweeps);
+    insertionSearch(m, k, order, eps, settings.maxSweeps);
     consider(order);
   }
-  const final = (best as number[] | null)!;
-  tiePolish(a, k, final, priority, eps);
-  return final;
+  const final = (best as Int32Array | null)!;
+  tiePolish(m, k, final, priority, eps);
+  return Array.from(final);
 }
 
 /**
  * Insertion local search: moves each candidate to the position that lowers the score most,
- * until a sweep improves nothing (or maxSweeps). Each sweep is O(k²).
+ * until a sweep improves nothing (or maxSweeps). Each sweep is O(k²). Moving x from p to q < p
+ * changes the score by Σ_{q ≤ r < p} (a[y_r][x] − a[x][y_r]) = −Σ m[x][y_r]; to q > p by
+ * Σ_{p < r ≤ q} m[x][y_r]. Returns whether the last sweep moved nothing (a fixed point).
  */
-function insertionSearch(a: Float64Array, k: number, order: number[], eps: number, maxSweeps: number): void {
+function insertionSearch(m: Float64Array, k: number, order: Int32Array, eps: number, maxSweeps: number): boolean {
   for (let sweep = 0; sweep < maxSweeps; sweep++) {
     let improved = false;
     for (let p = 0; p < k; p++) {
       const x = order[p]!;
+      const row = x * k;
       let bestDelta = -eps;
       let bestPos = -1;
       let d = 0;
       for (let q = p - 1; q >= 0; q--) {
-        const y = order[q]!;
-        d += a[y * k + x]! - a[x * k + y]!;
+        d -= m[row + order[q]!]!;
         if (d < bestDelta) {
           bestDelta = d;
           bestPos = q;
@@ -613,32 +651,33 @@ function insertionSearch(a: Float64Array, k: number, order: number[], eps: numbe
       }
       d = 0;
       for (let q = p + 1; q < k; q++) {
-        const y = order[q]!;
-        d += a[x * k + y]! - a[y * k + x]!;
+        d += m[row + order[q]!]!;
         if (d < bestDelta) {
           bestDelta = d;
           bestPos = q;
         }
       }
       if (bestPos >= 0) {
-        order.splice(p, 1);
-        order.splice(bestPos, 0, x);
+        if (bestPos < p) order.copyWithin(bestPos + 1, bestPos, p);
+        else order.copyWithin(p, p + 1, bestPos + 1);
+        order[bestPos] = x;
         improved = true;
       }
     }
-    if (!improved) return;
+    if (!improved) return true;
   }
+  return false;
 }
 
 /** Zero-cost adjacent swaps toward the tie-break order; terminates as priority inversions drop. */
-function tiePolish(a: Float64Array, k: number, order: number[], priority: Int32Array, eps: number): void {
+function tiePolish(m: Float64Array, k: number, order: Int32Array, priority: Int32Array, eps: number): void {
   let changed = true;
   while (changed) {
     changed = false;
     for (let p = 0; p + 1 < k; p++) {
       const x = order[p]!;
       const y = order[p + 1]!;
-      if (priority[y]! < priority[x]! && Math.abs(a[y * k + x]! - a[x * k + y]!) <= eps) {
+      if (priority[y]! < priority[x]! && Math.abs(m[y * k + x]!) <= eps) {
         order[p] = y;
         order[p + 1] = x;
         changed = true;
