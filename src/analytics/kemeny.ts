@@ -268,6 +268,34 @@ export function tieBreakPriority(n: number, keys: KemenyTieBreak = {}): Int32Arr
  *   warm start is not a permutation.
  */
 export function kemenyFromMatrix(matrix: PairwiseMatrix, options: KemenyOptions = {}): KemenyResult {
+  const { n } = matrix;
+  const { order, exact, componentSizes } = kemenyOrder(matrix, options);
+  const score = kemenyScore(matrix, order);
+  const lowerBound = kemenyLowerBound(matrix);
+  const rank = new Array<number>(n);
+  order.forEach((c, p) => {
+    rank[c] = p + 1;
+  });
+  return {
+    order,
+    rank,
+    score,
+    lowerBound,
+    gap: score - lowerBound,
+    exact,
+    voterCount: matrix.voterCount,
+    componentSizes,
+  };
+}
+
+/**
+ * The consensus order of {@link kemenyFromMatrix} without its score and lower bound (two O(n²)
+ * passes): for callers that need only the order, such as each bootstrap replicate.
+ */
+export function kemenyOrder(
+  matrix: PairwiseMatrix,
+  options: KemenyOptions = {},
+): { order: number[]; exact: boolean; componentSizes: number[] } {
   const { n, w } = matrix;
   const exactLimit = options.exactLimit ?? DEFAULT_EXACT_LIMIT;
   if (!Number.isInteger(exactLimit) || exactLimit < 0 || exactLimit > KEMENY_MAX_EXACT) {
@@ -311,22 +339,7 @@ export function kemenyFromMatrix(matrix: PairwiseMatrix, options: KemenyOptions 
     }
     for (const i of localOrder) order.push(members[i]!);
   }
-  const score = kemenyScore(matrix, order);
-  const lowerBound = kemenyLowerBound(matrix);
-  const rank = new Array<number>(n);
-  order.forEach((c, p) => {
-    rank[c] = p + 1;
-  });
-  return {
-    order,
-    rank,
-    score,
-    lowerBound,
-    gap: score - lowerBound,
-    exact,
-    voterCount: matrix.voterCount,
-    componentSizes: components.map((c) => c.length),
-  };
+  return { order, exact, componentSizes: components.map((c) => c.length) };
 }
 
 /**
@@ -380,76 +393,44 @@ function subMatrix(w: Float64Array, n: number, members: readonly number[]): Floa
 /**
  * Strongly connected components of "j does not strictly beat i" (edge i→j when
  * w_ji − w_ij ≤ eps), returned in consensus order, members sorted by priority.
+ *
+ * Method: with c(i) = #{j: i strictly beats j} − #{j: j strictly beats i} (Copeland), every
+ * member of an earlier component has a larger c than every member of a later one (it beats all
+ * later candidates; within its component it loses at most k₁ − 1 pairs, while the later one
+ * wins at most k₂ − 1 within its own and loses to all k₁ before: the difference is at least 2).
+ * So the components are contiguous in the order by c, and a prefix T of p candidates is a union
+ * of leading components iff each of them strictly beats each of the n − p others, i.e. iff
+ * Σ_{i∈T} c(i) = p(n − p) (the sum is the strict wins of T over the others minus the others'
+ * wins over T, at most p(n − p) and 0 respectively). O(n²) reads, one pass over the pairs.
  */
 function condorcetComponents(matrix: PairwiseMatrix, eps: number, priority: Int32Array): number[][] {
   const { n, w } = matrix;
-  const edge = (i: number, j: number): boolean => i !== j && w[j * n + i]! - w[i * n + j]! <= eps;
-  // Iterative Tarjan: n is small (hundreds at most) but recursion depth could still reach n.
-  const index = new Int32Array(n).fill(-1);
-  const low = new Int32Array(n);
-  const onStack = new Uint8Array(n);
-  const stack: number[] = [];
-  const comps: number[][] = [];
-  let counter = 0;
-  for (let root = 0; root < n; root++) {
-    if (index[root] !== -1) continue;
-    const work: Array<[number, number]> = [[root, 0]];
-    index[root] = low[root] = counter++;
-    stack.push(root);
-    onStack[root] = 1;
-    while (work.length > 0) {
-      const frame = work[work.length - 1]!;
-      const v = frame[0];
-      let j = frame[1];
-      let descended = false;
-      while (j < n) {
-        if (edge(v, j)) {
-          if (index[j] === -1) {
-            frame[1] = j + 1;
-            index[j] = low[j] = counter++;
-            stack.push(j);
-            onStack[j] = 1;
-            work.push([j, 0]);
-            descended = true;
-            break;
-          } else if (onStack[j] === 1) {
-            low[v] = Math.min(low[v]!, index[j]!);
-          }
-        }
-        j++;
-      }
-      if (descended) continue;
-      work.pop();
-      if (work.length > 0) {
-        const parent = work[work.length - 1]![0];
-        low[parent] = Math.min(low[parent]!, low[v]!);
-      }
-      if (low[v] === index[v]) {
-        const comp: number[] = [];
-        let x: number;
-        do {
-          x = stack.pop()!;
-          onStack[x] = 0;
-          comp.push(x);
-        } while (x !== v);
-        comps.push(comp);
+  const copeland = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const row = i * n;
+    for (let j = i + 1; j < n; j++) {
+      const d = w[row + j]! - w[j * n + i]!;
+      if (d > eps) {
+        copeland[i]++;
+        copeland[j]--;
+      } else if (-d > eps) {
+        copeland[j]++;
+        copeland[i]--;
       }
     }
   }
-  // Between components every pair is a strict win one way, so the condensation is a transitive
-  // tournament: sorting by the number of components beaten gives the consensus order.
-  const compOf = new Int32Array(n);
-  comps.forEach((comp, k) => comp.forEach((c) => (compOf[c] = k)));
-  const beaten = comps.map((comp) => {
-    const rep = comp[0]!;
-    let count = 0;
-    for (let k = 0; k < comps.length; k++) {
-      if (k !== compOf[rep] && w[rep * n + comps[k]![0]!]! - w[comps[k]![0]! * n + rep]! > eps) count++;
+  const byScore = Array.from({ length: n }, (_, i) => i).sort((x, y) => copeland[y]! - copeland[x]! || x - y);
+  const comps: number[][] = [];
+  let start = 0;
+  let sum = 0;
+  for (let p = 0; p < n; p++) {
+    sum += copeland[byScore[p]!]!;
+    if (sum === (p + 1) * (n - p - 1)) {
+      comps.push(byScore.slice(start, p + 1).sort((x, y) => priority[x]! - priority[y]!));
+      start = p + 1;
     }
-    return count;
-  });
-  const orderIdx = comps.map((_, k) => k).sort((a, b) => beaten[b]! - beaten[a]!);
-  return orderIdx.map((k) => comps[k]!.slice().sort((a, b) => priority[a]! - priority[b]!));
+  }
+  return comps;
 }
 
 /**

@@ -4,8 +4,8 @@
  * (METRICS.md §6 candidates, §8 groups).
  */
 import { AnalyticsError } from './errors';
-import { kemenyFromMatrix, tieBreakPriority } from './kemeny';
-import { BlockConsensus } from './kemeny-blocks';
+import { kemenyOrder, tieBreakPriority } from './kemeny';
+import { PairwiseUpdates } from './pairwise-updates';
 import type { PairwiseMatrix } from './kemeny';
 import { scoreGreater, scoresEqual } from './tolerance';
 
@@ -132,12 +132,12 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
   const maxSweeps = options.maxSweeps ?? 50;
   const names = options.names ?? null;
   const weightArray = Float64Array.from({ length: V }, (_, v) => (weights === null ? 1 : weights[v]!));
-  const blocks = BlockConsensus.accepts(weightArray)
-    ? new BlockConsensus(n, V, weightArray, { exactLimit, maxSweeps, warmStart: pointOrder })
-    : null;
+  // Integer weights: each replicate's matrix as updates of one base matrix (the mean replicate
+  // scores), equal entry for entry to building it directly.
+  const updates = PairwiseUpdates.accepts(weightArray) ? new PairwiseUpdates(n, V, weightArray, meanScores(data, st, n, V, B)) : null;
   // profile[v * n + c]: the replicate's scores, one voter's candidates contiguous.
   const profile = new Float64Array(V * n);
-  const w = blocks === null ? new Float64Array(n * n) : null;
+  const w = new Float64Array(n * n);
   const macro = new Float64Array(n);
   const macroWeight = new Float64Array(n);
   const rank = new Int32Array(n);
@@ -167,13 +167,13 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
       for (let c = 0; c < n; c++) macro[c] = Number(macroIn.data[c * macroSt.candidate + b * macroSt.replicate]);
     }
     const priority = tieBreakPriority(n, { macro, names });
-    let exact = blocks === null ? null : blocks.solve(profile, priority, rank);
-    if (exact === null) {
-      exact = denseConsensus(profile, n, V, weightArray, totalWeight, w ?? new Float64Array(n * n), priority, rank, {
-        exactLimit,
-        maxSweeps,
-        warmStarts,
-      });
+    const settings = { exactLimit, maxSweeps, warmStarts };
+    let exact: boolean;
+    if (updates !== null) {
+      updates.matrix(profile, w);
+      exact = solveInto({ n, w, voterCount: V, totalWeight, integral: true }, priority, rank, settings);
+    } else {
+      exact = denseConsensus(profile, n, V, weightArray, totalWeight, w, priority, rank, settings);
     }
     if (exact) exactReplicates++;
     for (let c = 0; c < n; c++) ranks[c * B + b] = rank[c]!;
@@ -226,10 +226,46 @@ function denseConsensus(
   }
   let integral = true;
   for (let k = 0; k < w.length && integral; k++) integral = Number.isInteger(w[k]!);
-  const matrix: PairwiseMatrix = { n, w, voterCount: V, totalWeight, integral };
-  const result = kemenyFromMatrix(matrix, { ...settings, priority, restarts: 0 });
-  for (let c = 0; c < n; c++) rank[c] = result.rank[c]!;
+  return solveInto({ n, w, voterCount: V, totalWeight, integral }, priority, rank, settings);
+}
+
+/** Consensus ranks of one replicate's matrix into `rank`; returns whether they are proven optimal. */
+function solveInto(
+  matrix: PairwiseMatrix,
+  priority: Int32Array,
+  rank: Int32Array,
+  settings: { exactLimit: number; maxSweeps: number; warmStarts: (readonly number[])[] },
+): boolean {
+  const result = kemenyOrder(matrix, { ...settings, priority, restarts: 0 });
+  result.order.forEach((c, p) => (rank[c] = p + 1));
   return result.exact;
+}
+
+/** Mean of each (candidate, voter) score over the replicates, NaN ignored (NaN when all are). */
+function meanScores(
+  data: ArrayLike<number>,
+  st: { candidate: number; voter: number; replicate: number },
+  n: number,
+  V: number,
+  B: number,
+): Float64Array {
+  const mean = new Float64Array(V * n);
+  for (let v = 0; v < V; v++) {
+    for (let c = 0; c < n; c++) {
+      const at = c * st.candidate + v * st.voter;
+      let sum = 0;
+      let count = 0;
+      for (let b = 0; b < B; b++) {
+        const x = Number(data[at + b * st.replicate]);
+        if (!Number.isNaN(x)) {
+          sum += x;
+          count++;
+        }
+      }
+      mean[v * n + c] = count > 0 ? sum / count : Number.NaN;
+    }
+  }
+  return mean;
 }
 
 /**
