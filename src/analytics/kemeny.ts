@@ -615,6 +615,7 @@ function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: n
  * Σ_{p < r ≤ q} m[x][y_r]. Returns whether the last sweep moved nothing (a fixed point).
  */
 function insertionSearch(m: Float64Array, k: number, order: Int32Array, eps: number, maxSweeps: number): boolean {
+  if (eps === 0 && k >= 2 * SCAN_CHUNK) return boundedInsertionSearch(m, k, order, maxSweeps);
   for (let sweep = 0; sweep < maxSweeps; sweep++) {
     let improved = false;
     for (let p = 0; p < k; p++) {
@@ -641,6 +642,105 @@ function insertionSearch(m: Float64Array, k: number, order: Int32Array, eps: num
       if (bestPos >= 0) {
         if (bestPos < p) order.copyWithin(bestPos + 1, bestPos, p);
         else order.copyWithin(p, p + 1, bestPos + 1);
+        order[bestPos] = x;
+        improved = true;
+      }
+    }
+    if (!improved) return true;
+  }
+  return false;
+}
+
+/** Positions per chunk of the bounds of {@link boundedInsertionSearch}. */
+const SCAN_CHUNK = 16;
+
+/**
+ * {@link insertionSearch} for integer margins (exact sums), with the same moves, that stops a
+ * scan once no position beyond can beat the best move found. Positions are cut into chunks of
+ * {@link SCAN_CHUNK}; for every candidate x and chunk c, pos[x·nc + c] = Σ max(0, m[x][y]) and
+ * neg[x·nc + c] = Σ max(0, −m[x][y]) over the candidates y in chunk c. Scanning left from p,
+ * every later partial sum is at least d − (positive mass of x left of the scan), so once
+ * d − Σ_{chunks left} pos ≥ bestDelta no later position can be strictly better; scanning right
+ * likewise with neg. The first position attaining the strict minimum is the same, so the order
+ * after every move, and the result, are the plain search's. A move shifts one candidate per
+ * chunk boundary it crosses; each such shift updates the sums in O(k). Returns whether the last
+ * sweep moved nothing.
+ */
+function boundedInsertionSearch(m: Float64Array, k: number, order: Int32Array, maxSweeps: number): boolean {
+  const C = SCAN_CHUNK;
+  const nc = Math.ceil(k / C);
+  const pos = new Float64Array(k * nc);
+  const neg = new Float64Array(k * nc);
+  // m is antisymmetric, so m[z][y] = −m[y][z]: the column of y is read as the row of y.
+  const shift = (y: number, from: number, to: number): void => {
+    const row = y * k;
+    for (let z = 0; z < k; z++) {
+      const v = m[row + z]!;
+      if (v < 0) {
+        pos[z * nc + from] += v;
+        pos[z * nc + to] -= v;
+      } else if (v > 0) {
+        neg[z * nc + from] -= v;
+        neg[z * nc + to] += v;
+      }
+    }
+  };
+  for (let r = 0; r < k; r++) {
+    const row = order[r]! * k;
+    const c = (r / C) | 0;
+    for (let z = 0; z < k; z++) {
+      const v = m[row + z]!;
+      if (v < 0) pos[z * nc + c] -= v;
+      else if (v > 0) neg[z * nc + c] += v;
+    }
+  }
+  for (let sweep = 0; sweep < maxSweeps; sweep++) {
+    let improved = false;
+    for (let p = 0; p < k; p++) {
+      const x = order[p]!;
+      const row = x * k;
+      const xc = x * nc;
+      const cp = (p / C) | 0;
+      let bestDelta = 0;
+      let bestPos = -1;
+      let d = 0;
+      let rest = 0;
+      for (let c = 0; c <= cp; c++) rest += pos[xc + c]!;
+      for (let q = p - 1; q >= 0; q--) {
+        d -= m[row + order[q]!]!;
+        if (d < bestDelta) {
+          bestDelta = d;
+          bestPos = q;
+        }
+        if (q % C === 0) {
+          rest -= pos[xc + q / C]!;
+          if (d - rest >= bestDelta) break;
+        }
+      }
+      d = 0;
+      rest = 0;
+      for (let c = cp; c < nc; c++) rest += neg[xc + c]!;
+      for (let q = p + 1; q < k; q++) {
+        d += m[row + order[q]!]!;
+        if (d < bestDelta) {
+          bestDelta = d;
+          bestPos = q;
+        }
+        if ((q + 1) % C === 0) {
+          rest -= neg[xc + (q + 1) / C - 1]!;
+          if (d - rest >= bestDelta) break;
+        }
+      }
+      if (bestPos >= 0) {
+        if (bestPos < p) {
+          for (let r = bestPos; r < p; r++) if ((r + 1) % C === 0) shift(order[r]!, (r + 1) / C - 1, (r + 1) / C);
+          order.copyWithin(bestPos + 1, bestPos, p);
+        } else {
+          for (let r = p + 1; r <= bestPos; r++) if (r % C === 0) shift(order[r]!, r / C, r / C - 1);
+          order.copyWithin(p, p + 1, bestPos + 1);
+        }
+        const to = (bestPos / C) | 0;
+        if (to !== cp) shift(x, cp, to);
         order[bestPos] = x;
         improved = true;
       }
