@@ -83,12 +83,17 @@ export interface RankIntervalResult {
  * {@link rankCeil}: a quantile within rounding of an integer is that integer); the unrounded
  * quantiles are returned too.
  *
- * Boundedness: each replicate costs O(V·n²) for the matrix plus, per Condorcet component of
- * size k, O(2^k·k) when k ≤ exactLimit (default 12, at most ~50k steps) or otherwise the
- * deterministic heuristic without random restarts: Copeland, Borda, tie-break and `pointOrder`
- * starts, each with at most `maxSweeps` (default 50) O(k²) insertion sweeps. Total
- * O(B·(V·n² + 4·maxSweeps·n²)); about 0.2 s for 90 candidates × 25 voters × 100 replicates
- * (bench/RESULTS.md).
+ * Boundedness: with integer voter weights (the default) each replicate's matrix is the base
+ * matrix of the mean replicate scores plus the changes of the pairs whose scores changed order
+ * ({@link PairwiseUpdates}: O(n²) copy, per voter O(n + inversions + changed neighbourhood),
+ * instead of O(V·n²) comparisons); with fractional weights it is built directly, O(V·n²). Then
+ * the Condorcet components (O(n²)) and, per component of size k, O(2^k·k) when k ≤ exactLimit
+ * (default 12, at most ~50k steps) or otherwise the deterministic heuristic without random
+ * restarts: Copeland, Borda, tie-break and `pointOrder` starts, each with at most `maxSweeps`
+ * (default 50) insertion sweeps of at most O(k²) (scans stop early once no better move is
+ * possible). The result is the same as building every replicate's matrix with
+ * `pairwiseMatrix` and solving it with `kemenyFromMatrix` (tests compare them). Total
+ * O(B·(n² + 4·maxSweeps·k²)) in the worst case; bench/RESULTS.md has the times.
  *
  * Source: METRICS.md §6; Hyndman & Fan (1996) for type 7.
  * @throws AnalyticsError EMPTY_INPUT without candidates, voters or replicates; LENGTH_MISMATCH
