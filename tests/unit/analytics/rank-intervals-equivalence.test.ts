@@ -177,3 +177,21 @@ describe('kemenyFromMatrix equals the dense definition', () => {
     );
   });
 });
+
+describe('kemenyFromMatrix with a given tie-break priority', () => {
+  it('equals the priority computed from macro and names, restricted fields keep the tie-break, bad priorities are rejected', () => {
+    // Four candidates all tied: the order is the tie-break order alone.
+    const scores = [Float64Array.of(1, 1, 1, 1)];
+    const macro = [0.2, 0.9, 0.5, 0.9];
+    const names = ['d', 'b', 'c', 'a'];
+    const computed = kemeny(scores, { macro, names });
+    expect(computed.order).toEqual([3, 1, 2, 0]);
+    const m = pairwiseMatrix(scores);
+    expect(kemenyFromMatrix(m, { priority: [30, 10, 20, 0] }).order).toEqual(computed.order);
+    // Only the relative order counts: a subset of a larger field's priorities.
+    expect(kemenyFromMatrix(m, { priority: [107, 12, 55, 3] }).order).toEqual(computed.order);
+    expect(() => kemenyFromMatrix(m, { priority: [0, 1, 1, 2] })).toThrow('distinct');
+    expect(() => kemenyFromMatrix(m, { priority: [0, 1, 2] })).toThrow('priorities');
+    expect(() => kemenyFromMatrix(m, { priority: [0, 1, 2.5, 3] })).toThrow('distinct');
+  });
+});
