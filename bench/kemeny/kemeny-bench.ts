@@ -1,12 +1,17 @@
 /**
  * Benchmark of Kemeny–Young aggregation (exact DP and heuristic), bootstrap rank intervals and
- * REML variance partitioning at the paper's scale. Prints a Markdown table.
+ * REML variance partitioning at the paper's scale, and the analytics of a cold leaderboard
+ * (bootstrap grid, consensus, rank intervals) at 90 and 270 runs with the rank intervals of the
+ * dense definition (tests/unit/analytics/oracles) timed in the same run. Prints Markdown tables.
  *
  *   node -r ./bench/kemeny/swc-register.js bench/kemeny/kemeny-bench.ts [--repeats 5]
  */
+import { bootstrapGrid } from '../../src/analytics/bootstrap';
+import type { GridRun, GridVariable } from '../../src/analytics/bootstrap';
 import { kemeny, kemenyScore, pairwiseMatrix } from '../../src/analytics/kemeny';
 import { partitionVariance } from '../../src/analytics/mixed-model';
 import { kemenyRankIntervals } from '../../src/analytics/rank-intervals';
+import { kemenyRankIntervals as denseRankIntervals } from '../../tests/unit/analytics/oracles/rank-intervals-dense';
 
 function lcg(seed: number): () => number {
   let s = seed;
@@ -166,3 +171,86 @@ for (const B of [200, 1000]) {
 console.log('| case | time | result |');
 console.log('|---|---|---|');
 for (const r of rows) console.log(r);
+
+// 5. The analytics of a cold leaderboard at 90 and 270 runs: the data of
+// bench/graphql-leaderboard (1,252 reports, 12 categorical variables with 2–9 classes and 4
+// numeric ones, run skill uniform in [0.45, 0.95], 2 % missing answers), B = 1000.
+{
+  const lcg32 = (seed: number): (() => number) => {
+    let x = seed >>> 0;
+    return () => {
+      x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+      return x / 2 ** 32;
+    };
+  };
+  const N = 1252;
+  const V = 16;
+  const B = 1000;
+  const cpu = <T>(f: () => T): { ms: number; value: T } => {
+    const c0 = process.cpuUsage();
+    const value = f();
+    const c = process.cpuUsage(c0);
+    return { ms: (c.user + c.system) / 1000, value };
+  };
+  const out: string[] = [];
+  const totals = new Map<number, { dense: number[]; now: number[]; rest: number[] }>();
+  for (const R of [90, 270]) {
+    const rnd = lcg32(20261129);
+    const classes = Array.from({ length: V }, (_, v) => (v < 12 ? 2 + (v % 8) : 10));
+    const truth = Array.from({ length: V }, (_, v) => Int32Array.from({ length: N }, () => Math.floor(rnd() * classes[v]!)));
+    const variables: GridVariable[] = truth.map((g, v) => ({ key: `v${v}`, groups: v < 12 ? g : new Int32Array(N) }));
+    const runs: GridRun[] = Array.from({ length: R }, (_, r) => {
+      const skill = 0.45 + 0.5 * rnd();
+      return {
+        id: `run${r}`,
+        items: truth.map((g, v) =>
+          Float64Array.from(g, (t) => {
+            const u = rnd();
+            if (u < 0.02) return 0;
+            if (u < skill) return 1;
+            return Math.floor(rnd() * classes[v]!) === t ? 1 : 0;
+          }),
+        ),
+      };
+    });
+    const names = runs.map((r) => r.id);
+    const t = { dense: [] as number[], now: [] as number[], rest: [] as number[] };
+    totals.set(R, t);
+    let sizes = '';
+    for (let rep = 0; rep < repeats; rep++) {
+      const rest = cpu(() => {
+        const grid = bootstrapGrid({ variables, runs, resamples: B, seed: 100 + rep });
+        const voters = Array.from({ length: V }, (_, v) => Float64Array.from({ length: R }, (_, r) => grid.points[r * V + v]!));
+        return { grid, point: kemeny(voters, { macro: grid.macroPoints, names }) };
+      });
+      const { grid, point } = rest.value;
+      sizes = `largest point component ${Math.max(...point.componentSizes)}`;
+      const input = { data: grid.replicates, candidates: R, voters: V, replicates: B };
+      const options = { pointOrder: point.order, names, macro: { data: grid.macroReplicates } };
+      const now = cpu(() => kemenyRankIntervals(input, options));
+      const dense = cpu(() => denseRankIntervals(input, options));
+      if (Array.from(now.value.ranks).some((x, i) => x !== dense.value.ranks[i])) throw new Error('rank intervals differ from the dense definition');
+      t.rest.push(rest.ms);
+      t.now.push(now.ms);
+      t.dense.push(dense.ms);
+    }
+    out.push(
+      `| ${R} runs | ${median(t.rest).toFixed(0)} ms | ${median(t.dense).toFixed(0)} ms (${t.dense.map((x) => x.toFixed(0)).join(', ')}) | ${median(t.now).toFixed(0)} ms (${t.now.map((x) => x.toFixed(0)).join(', ')}) | ${(median(t.dense) / median(t.now)).toFixed(2)} | ${sizes} |`,
+    );
+  }
+  const a = totals.get(90)!;
+  const b = totals.get(270)!;
+  const ratio = (k: 'dense' | 'now'): string =>
+    ((median(b[k]) + median(b.rest)) / (median(a[k]) + median(a.rest))).toFixed(2);
+  console.log('');
+  console.log(`Cold leaderboard analytics, B = ${B}, CPU time (user + system) of this process, medians of ${repeats}:`);
+  console.log('');
+  console.log('| runs | grid + point consensus | rank intervals, dense definition (runs) | rank intervals (runs) | dense / now | |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of out) console.log(r);
+  console.log('');
+  console.log(
+    `270 / 90 runs: rank intervals ${(median(b.dense) / median(a.dense)).toFixed(2)} (dense definition) -> ${(median(b.now) / median(a.now)).toFixed(2)}; ` +
+      `grid + point + rank intervals ${ratio('dense')} (dense definition) -> ${ratio('now')}`,
+  );
+}

@@ -55,6 +55,12 @@ export interface KemenyOptions extends KemenyTieBreak {
   warmStarts?: readonly (readonly number[])[] | null;
   /** Cap on insertion sweeps per local search (default 1000). */
   maxSweeps?: number;
+  /**
+   * Tie-break priority given directly (lower first; distinct values), instead of computing it
+   * from `macro` and `names`. Only the relative order of the values is used, so the priority of
+   * a larger field restricted to a subset of its candidates keeps that field's tie-break.
+   */
+  priority?: ArrayLike<number> | null;
 }
 
 export interface KemenyResult {
@@ -262,12 +268,40 @@ export function tieBreakPriority(n: number, keys: KemenyTieBreak = {}): Int32Arr
  *   warm start is not a permutation.
  */
 export function kemenyFromMatrix(matrix: PairwiseMatrix, options: KemenyOptions = {}): KemenyResult {
+  const { n } = matrix;
+  const { order, exact, componentSizes } = kemenyOrder(matrix, options);
+  const score = kemenyScore(matrix, order);
+  const lowerBound = kemenyLowerBound(matrix);
+  const rank = new Array<number>(n);
+  order.forEach((c, p) => {
+    rank[c] = p + 1;
+  });
+  return {
+    order,
+    rank,
+    score,
+    lowerBound,
+    gap: score - lowerBound,
+    exact,
+    voterCount: matrix.voterCount,
+    componentSizes,
+  };
+}
+
+/**
+ * The consensus order of {@link kemenyFromMatrix} without its score and lower bound (two O(n²)
+ * passes): for callers that need only the order, such as each bootstrap replicate.
+ */
+export function kemenyOrder(
+  matrix: PairwiseMatrix,
+  options: KemenyOptions = {},
+): { order: number[]; exact: boolean; componentSizes: number[] } {
   const { n, w } = matrix;
   const exactLimit = options.exactLimit ?? DEFAULT_EXACT_LIMIT;
   if (!Number.isInteger(exactLimit) || exactLimit < 0 || exactLimit > KEMENY_MAX_EXACT) {
     throw new AnalyticsError('OUT_OF_RANGE', `kemeny: exactLimit ${exactLimit} outside 0..${KEMENY_MAX_EXACT}`);
   }
-  const priority = tieBreakPriority(n, options);
+  const priority = options.priority == null ? tieBreakPriority(n, options) : givenPriority(n, options.priority);
   const warmStarts = options.warmStarts ?? [];
   for (const start of warmStarts) {
     if (start.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `kemeny: warm start of length ${start.length}`);
@@ -305,22 +339,7 @@ export function kemenyFromMatrix(matrix: PairwiseMatrix, options: KemenyOptions 
     }
     for (const i of localOrder) order.push(members[i]!);
   }
-  const score = kemenyScore(matrix, order);
-  const lowerBound = kemenyLowerBound(matrix);
-  const rank = new Array<number>(n);
-  order.forEach((c, p) => {
-    rank[c] = p + 1;
-  });
-  return {
-    order,
-    rank,
-    score,
-    lowerBound,
-    gap: score - lowerBound,
-    exact,
-    voterCount: matrix.voterCount,
-    componentSizes: components.map((c) => c.length),
-  };
+  return { order, exact, componentSizes: components.map((c) => c.length) };
 }
 
 /**
@@ -332,6 +351,18 @@ export function kemeny(
   options: KemenyOptions & PairwiseOptions = {},
 ): KemenyResult {
   return kemenyFromMatrix(pairwiseMatrix(scores, options), options);
+}
+
+function givenPriority(n: number, given: ArrayLike<number>): Int32Array {
+  if (given.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `kemeny: ${given.length} priorities for ${n} candidates`);
+  const priority = Int32Array.from(given);
+  const sorted = priority.slice().sort();
+  for (let k = 0; k < n; k++) {
+    if (priority[k] !== given[k] || (k > 0 && sorted[k] === sorted[k - 1])) {
+      throw new AnalyticsError('BAD_INPUT', 'kemeny: priorities must be distinct integers');
+    }
+  }
+  return priority;
 }
 
 function assertPermutation(order: readonly number[], n: number): void {
@@ -362,76 +393,44 @@ function subMatrix(w: Float64Array, n: number, members: readonly number[]): Floa
 /**
  * Strongly connected components of "j does not strictly beat i" (edge i→j when
  * w_ji − w_ij ≤ eps), returned in consensus order, members sorted by priority.
+ *
+ * Method: with c(i) = #{j: i strictly beats j} − #{j: j strictly beats i} (Copeland), every
+ * member of an earlier component has a larger c than every member of a later one (it beats all
+ * later candidates; within its component it loses at most k₁ − 1 pairs, while the later one
+ * wins at most k₂ − 1 within its own and loses to all k₁ before: the difference is at least 2).
+ * So the components are contiguous in the order by c, and a prefix T of p candidates is a union
+ * of leading components iff each of them strictly beats each of the n − p others, i.e. iff
+ * Σ_{i∈T} c(i) = p(n − p) (the sum is the strict wins of T over the others minus the others'
+ * wins over T, at most p(n − p) and 0 respectively). O(n²) reads, one pass over the pairs.
  */
 function condorcetComponents(matrix: PairwiseMatrix, eps: number, priority: Int32Array): number[][] {
   const { n, w } = matrix;
-  const edge = (i: number, j: number): boolean => i !== j && w[j * n + i]! - w[i * n + j]! <= eps;
-  // Iterative Tarjan: n is small (hundreds at most) but recursion depth could still reach n.
-  const index = new Int32Array(n).fill(-1);
-  const low = new Int32Array(n);
-  const onStack = new Uint8Array(n);
-  const stack: number[] = [];
-  const comps: number[][] = [];
-  let counter = 0;
-  for (let root = 0; root < n; root++) {
-    if (index[root] !== -1) continue;
-    const work: Array<[number, number]> = [[root, 0]];
-    index[root] = low[root] = counter++;
-    stack.push(root);
-    onStack[root] = 1;
-    while (work.length > 0) {
-      const frame = work[work.length - 1]!;
-      const v = frame[0];
-      let j = frame[1];
-      let descended = false;
-      while (j < n) {
-        if (edge(v, j)) {
-          if (index[j] === -1) {
-            frame[1] = j + 1;
-            index[j] = low[j] = counter++;
-            stack.push(j);
-            onStack[j] = 1;
-            work.push([j, 0]);
-            descended = true;
-            break;
-          } else if (onStack[j] === 1) {
-            low[v] = Math.min(low[v]!, index[j]!);
-          }
-        }
-        j++;
-      }
-      if (descended) continue;
-      work.pop();
-      if (work.length > 0) {
-        const parent = work[work.length - 1]![0];
-        low[parent] = Math.min(low[parent]!, low[v]!);
-      }
-      if (low[v] === index[v]) {
-        const comp: number[] = [];
-        let x: number;
-        do {
-          x = stack.pop()!;
-          onStack[x] = 0;
-          comp.push(x);
-        } while (x !== v);
-        comps.push(comp);
+  const copeland = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const row = i * n;
+    for (let j = i + 1; j < n; j++) {
+      const d = w[row + j]! - w[j * n + i]!;
+      if (d > eps) {
+        copeland[i]++;
+        copeland[j]--;
+      } else if (-d > eps) {
+        copeland[j]++;
+        copeland[i]--;
       }
     }
   }
-  // Between components every pair is a strict win one way, so the condensation is a transitive
-  // tournament: sorting by the number of components beaten gives the consensus order.
-  const compOf = new Int32Array(n);
-  comps.forEach((comp, k) => comp.forEach((c) => (compOf[c] = k)));
-  const beaten = comps.map((comp) => {
-    const rep = comp[0]!;
-    let count = 0;
-    for (let k = 0; k < comps.length; k++) {
-      if (k !== compOf[rep] && w[rep * n + comps[k]![0]!]! - w[comps[k]![0]! * n + rep]! > eps) count++;
+  const byScore = Array.from({ length: n }, (_, i) => i).sort((x, y) => copeland[y]! - copeland[x]! || x - y);
+  const comps: number[][] = [];
+  let start = 0;
+  let sum = 0;
+  for (let p = 0; p < n; p++) {
+    sum += copeland[byScore[p]!]!;
+    if (sum === (p + 1) * (n - p - 1)) {
+      comps.push(byScore.slice(start, p + 1).sort((x, y) => priority[x]! - priority[y]!));
+      start = p + 1;
     }
-    return count;
-  });
-  const orderIdx = comps.map((_, k) => k).sort((a, b) => beaten[b]! - beaten[a]!);
-  return orderIdx.map((k) => comps[k]!.slice().sort((a, b) => priority[a]! - priority[b]!));
+  }
+  return comps;
 }
 
 /**
@@ -504,17 +503,18 @@ interface HeuristicSettings {
   starts: number[][];
 }
 
-function localScore(a: Float64Array, k: number, order: readonly number[]): number {
+/** Score Σ_{p<q} a[order[q]][order[p]], read along rows of the transpose aT (same summation order). */
+function localScore(aT: Float64Array, k: number, order: Int32Array): number {
   let score = 0;
   for (let p = 0; p < k; p++) {
-    const x = order[p]!;
-    for (let q = p + 1; q < k; q++) score += a[order[q]! * k + x]!;
+    const row = order[p]! * k;
+    for (let q = p + 1; q < k; q++) score += aT[row + order[q]!]!;
   }
   return score;
 }
 
 /** True when order x precedes order y lexicographically by priority. */
-function lexLess(x: readonly number[], y: readonly number[], priority: Int32Array): boolean {
+function lexLess(x: Int32Array, y: Int32Array, priority: Int32Array): boolean {
   for (let p = 0; p < x.length; p++) {
     const d = priority[x[p]!]! - priority[y[p]!]!;
     if (d !== 0) return d < 0;
@@ -522,13 +522,34 @@ function lexLess(x: readonly number[], y: readonly number[], priority: Int32Arra
   return false;
 }
 
+function sameOrder(x: Int32Array, y: Int32Array): boolean {
+  for (let p = 0; p < x.length; p++) if (x[p] !== y[p]) return false;
+  return true;
+}
+
+/**
+ * Deterministic local search of one component. Works on the margin matrix
+ * m[x·k + y] = a[x][y] − a[y][x] (every step reads one row, contiguous) and on Int32Array
+ * orders; each margin is the same floating-point difference the plain definition forms per
+ * step, summed in the same order, so the result is bit-identical to it. A start equal to an
+ * earlier start, or to an earlier search's converged result (a fixed point of the search), is
+ * not searched again: the search is deterministic, so it would return the same order.
+ */
 function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: number, settings: HeuristicSettings): number[] {
+  const m = new Float64Array(k * k);
+  const aT = new Float64Array(k * k);
+  for (let i = 0; i < k; i++) {
+    for (let j = 0; j < k; j++) {
+      m[i * k + j] = a[i * k + j]! - a[j * k + i]!;
+      aT[i * k + j] = a[j * k + i]!;
+    }
+  }
   const borda = new Float64Array(k);
   const copeland = new Float64Array(k);
   for (let i = 0; i < k; i++) {
     for (let j = 0; j < k; j++) {
       if (i === j) continue;
-      const d = a[i * k + j]! - a[j * k + i]!;
+      const d = m[i * k + j]!;
       borda[i] += d;
       copeland[i] += d > eps ? 1 : d < -eps ? 0 : 0.5;
     }
@@ -540,23 +561,37 @@ function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: n
     .slice()
     .sort((x, y) => copeland[y]! - copeland[x]! || borda[y]! - borda[x]! || priority[x]! - priority[y]!);
 
-  let best: number[] | null = null;
+  let best: Int32Array | null = null;
   let bestScore = Infinity;
-  const consider = (order: number[]): void => {
-    const s = localScore(a, k, order);
+  const consider = (order: Int32Array): void => {
+    const s = localScore(aT, k, order);
     if (best === null || s < bestScore - eps || (s <= bestScore + eps && lexLess(order, best, priority))) {
       best = order.slice();
       bestScore = Math.min(s, bestScore);
     }
   };
+  // Searched starts: the start, its result, and whether the result is a fixed point.
+  const searched: { start: Int32Array; result: Int32Array; converged: boolean }[] = [];
   for (const start of [byCopeland, byBorda, byPriority, ...settings.starts]) {
-    const order = start.slice();
-    insertionSearch(a, k, order, eps, settings.maxSweeps);
+    const order = Int32Array.from(start);
+    let known: Int32Array | null = null;
+    for (const e of searched) {
+      if (sameOrder(e.start, order) || (e.converged && sameOrder(e.result, order))) {
+        known = e.result;
+        break;
+      }
+    }
+    if (known !== null) {
+      consider(known);
+      continue;
+    }
+    const converged = insertionSearch(m, k, order, eps, settings.maxSweeps);
+    searched.push({ start: Int32Array.from(start), result: order.slice(), converged });
     consider(order);
   }
   const rng: RandomGenerator = xoroshiro128plus(settings.seed);
   for (let r = 0; r < settings.restarts && k > 2; r++) {
-    const order = best!.slice();
+    const order = (best as Int32Array | null)!.slice();
     // Segment reversal (as the paper's annealing move) followed by local search.
     const i = unsafeUniformIntDistribution(0, k - 2, rng);
     const j = unsafeUniformIntDistribution(i + 1, k - 1, rng);
@@ -565,29 +600,32 @@ function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: n
       order[x] = order[y]!;
       order[y] = tmp;
     }
-    insertionSearch(a, k, order, eps, settings.maxSweeps);
+    insertionSearch(m, k, order, eps, settings.maxSweeps);
     consider(order);
   }
-  const final = (best as number[] | null)!;
-  tiePolish(a, k, final, priority, eps);
-  return final;
+  const final = (best as Int32Array | null)!;
+  tiePolish(m, k, final, priority, eps);
+  return Array.from(final);
 }
 
 /**
  * Insertion local search: moves each candidate to the position that lowers the score most,
- * until a sweep improves nothing (or maxSweeps). Each sweep is O(k²).
+ * until a sweep improves nothing (or maxSweeps). Each sweep is O(k²). Moving x from p to q < p
+ * changes the score by Σ_{q ≤ r < p} (a[y_r][x] − a[x][y_r]) = −Σ m[x][y_r]; to q > p by
+ * Σ_{p < r ≤ q} m[x][y_r]. Returns whether the last sweep moved nothing (a fixed point).
  */
-function insertionSearch(a: Float64Array, k: number, order: number[], eps: number, maxSweeps: number): void {
+function insertionSearch(m: Float64Array, k: number, order: Int32Array, eps: number, maxSweeps: number): boolean {
+  if (eps === 0 && k >= 2 * SCAN_CHUNK) return boundedInsertionSearch(m, k, order, maxSweeps);
   for (let sweep = 0; sweep < maxSweeps; sweep++) {
     let improved = false;
     for (let p = 0; p < k; p++) {
       const x = order[p]!;
+      const row = x * k;
       let bestDelta = -eps;
       let bestPos = -1;
       let d = 0;
       for (let q = p - 1; q >= 0; q--) {
-        const y = order[q]!;
-        d += a[y * k + x]! - a[x * k + y]!;
+        d -= m[row + order[q]!]!;
         if (d < bestDelta) {
           bestDelta = d;
           bestPos = q;
@@ -595,32 +633,132 @@ function insertionSearch(a: Float64Array, k: number, order: number[], eps: numbe
       }
       d = 0;
       for (let q = p + 1; q < k; q++) {
-        const y = order[q]!;
-        d += a[x * k + y]! - a[y * k + x]!;
+        d += m[row + order[q]!]!;
         if (d < bestDelta) {
           bestDelta = d;
           bestPos = q;
         }
       }
       if (bestPos >= 0) {
-        order.splice(p, 1);
-        order.splice(bestPos, 0, x);
+        if (bestPos < p) order.copyWithin(bestPos + 1, bestPos, p);
+        else order.copyWithin(p, p + 1, bestPos + 1);
+        order[bestPos] = x;
         improved = true;
       }
     }
-    if (!improved) return;
+    if (!improved) return true;
   }
+  return false;
+}
+
+/** Positions per chunk of the bounds of {@link boundedInsertionSearch}. */
+const SCAN_CHUNK = 16;
+
+/**
+ * {@link insertionSearch} for integer margins (exact sums), with the same moves, that stops a
+ * scan once no position beyond can beat the best move found. Positions are cut into chunks of
+ * {@link SCAN_CHUNK}; for every candidate x and chunk c, pos[x·nc + c] = Σ max(0, m[x][y]) and
+ * neg[x·nc + c] = Σ max(0, −m[x][y]) over the candidates y in chunk c. Scanning left from p,
+ * every later partial sum is at least d − (positive mass of x left of the scan), so once
+ * d − Σ_{chunks left} pos ≥ bestDelta no later position can be strictly better; scanning right
+ * likewise with neg. The first position attaining the strict minimum is the same, so the order
+ * after every move, and the result, are the plain search's. A move shifts one candidate per
+ * chunk boundary it crosses; each such shift updates the sums in O(k). Returns whether the last
+ * sweep moved nothing.
+ */
+function boundedInsertionSearch(m: Float64Array, k: number, order: Int32Array, maxSweeps: number): boolean {
+  const C = SCAN_CHUNK;
+  const nc = Math.ceil(k / C);
+  const pos = new Float64Array(k * nc);
+  const neg = new Float64Array(k * nc);
+  // m is antisymmetric, so m[z][y] = −m[y][z]: the column of y is read as the row of y.
+  const shift = (y: number, from: number, to: number): void => {
+    const row = y * k;
+    for (let z = 0; z < k; z++) {
+      const v = m[row + z]!;
+      if (v < 0) {
+        pos[z * nc + from] += v;
+        pos[z * nc + to] -= v;
+      } else if (v > 0) {
+        neg[z * nc + from] -= v;
+        neg[z * nc + to] += v;
+      }
+    }
+  };
+  for (let r = 0; r < k; r++) {
+    const row = order[r]! * k;
+    const c = (r / C) | 0;
+    for (let z = 0; z < k; z++) {
+      const v = m[row + z]!;
+      if (v < 0) pos[z * nc + c] -= v;
+      else if (v > 0) neg[z * nc + c] += v;
+    }
+  }
+  for (let sweep = 0; sweep < maxSweeps; sweep++) {
+    let improved = false;
+    for (let p = 0; p < k; p++) {
+      const x = order[p]!;
+      const row = x * k;
+      const xc = x * nc;
+      const cp = (p / C) | 0;
+      let bestDelta = 0;
+      let bestPos = -1;
+      let d = 0;
+      let rest = 0;
+      for (let c = 0; c <= cp; c++) rest += pos[xc + c]!;
+      for (let q = p - 1; q >= 0; q--) {
+        d -= m[row + order[q]!]!;
+        if (d < bestDelta) {
+          bestDelta = d;
+          bestPos = q;
+        }
+        if (q % C === 0) {
+          rest -= pos[xc + q / C]!;
+          if (d - rest >= bestDelta) break;
+        }
+      }
+      d = 0;
+      rest = 0;
+      for (let c = cp; c < nc; c++) rest += neg[xc + c]!;
+      for (let q = p + 1; q < k; q++) {
+        d += m[row + order[q]!]!;
+        if (d < bestDelta) {
+          bestDelta = d;
+          bestPos = q;
+        }
+        if ((q + 1) % C === 0) {
+          rest -= neg[xc + (q + 1) / C - 1]!;
+          if (d - rest >= bestDelta) break;
+        }
+      }
+      if (bestPos >= 0) {
+        if (bestPos < p) {
+          for (let r = bestPos; r < p; r++) if ((r + 1) % C === 0) shift(order[r]!, (r + 1) / C - 1, (r + 1) / C);
+          order.copyWithin(bestPos + 1, bestPos, p);
+        } else {
+          for (let r = p + 1; r <= bestPos; r++) if (r % C === 0) shift(order[r]!, r / C, r / C - 1);
+          order.copyWithin(p, p + 1, bestPos + 1);
+        }
+        const to = (bestPos / C) | 0;
+        if (to !== cp) shift(x, cp, to);
+        order[bestPos] = x;
+        improved = true;
+      }
+    }
+    if (!improved) return true;
+  }
+  return false;
 }
 
 /** Zero-cost adjacent swaps toward the tie-break order; terminates as priority inversions drop. */
-function tiePolish(a: Float64Array, k: number, order: number[], priority: Int32Array, eps: number): void {
+function tiePolish(m: Float64Array, k: number, order: Int32Array, priority: Int32Array, eps: number): void {
   let changed = true;
   while (changed) {
     changed = false;
     for (let p = 0; p + 1 < k; p++) {
       const x = order[p]!;
       const y = order[p + 1]!;
-      if (priority[y]! < priority[x]! && Math.abs(a[y * k + x]! - a[x * k + y]!) <= eps) {
+      if (priority[y]! < priority[x]! && Math.abs(m[y * k + x]!) <= eps) {
         order[p] = y;
         order[p + 1] = x;
         changed = true;

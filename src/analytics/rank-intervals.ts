@@ -4,7 +4,8 @@
  * (docs/scoring.md §6 candidates, §8 groups).
  */
 import { AnalyticsError } from './errors';
-import { kemenyFromMatrix } from './kemeny';
+import { kemenyOrder, tieBreakPriority } from './kemeny';
+import { PairwiseUpdates } from './pairwise-updates';
 import type { PairwiseMatrix } from './kemeny';
 import { scoreGreater, scoresEqual } from './tolerance';
 
@@ -82,12 +83,17 @@ export interface RankIntervalResult {
  * {@link rankCeil}: a quantile within rounding of an integer is that integer); the unrounded
  * quantiles are returned too.
  *
- * Boundedness: each replicate costs O(V·n²) for the matrix plus, per Condorcet component of
- * size k, O(2^k·k) when k ≤ exactLimit (default 12, at most ~50k steps) or otherwise the
- * deterministic heuristic without random restarts: Copeland, Borda, tie-break and `pointOrder`
- * starts, each with at most `maxSweeps` (default 50) O(k²) insertion sweeps. Total
- * O(B·(V·n² + 4·maxSweeps·n²)); about 0.2 s for 90 candidates × 25 voters × 100 replicates
- * (bench/RESULTS.md).
+ * Boundedness: with integer voter weights (the default) each replicate's matrix is the base
+ * matrix of the mean replicate scores plus the changes of the pairs whose scores changed order
+ * ({@link PairwiseUpdates}: O(n²) copy, per voter O(n + inversions + changed neighbourhood),
+ * instead of O(V·n²) comparisons); with fractional weights it is built directly, O(V·n²). Then
+ * the Condorcet components (O(n²)) and, per component of size k, O(2^k·k) when k ≤ exactLimit
+ * (default 12, at most ~50k steps) or otherwise the deterministic heuristic without random
+ * restarts: Copeland, Borda, tie-break and `pointOrder` starts, each with at most `maxSweeps`
+ * (default 50) insertion sweeps of at most O(k²) (scans stop early once no better move is
+ * possible). The result is the same as building every replicate's matrix with
+ * `pairwiseMatrix` and solving it with `kemenyFromMatrix` (tests compare them). Total
+ * O(B·(n² + 4·maxSweeps·k²)) in the worst case; bench/RESULTS.md has the times.
  *
  * Source: docs/scoring.md §6; Hyndman & Fan (1996) for type 7.
  * @throws AnalyticsError EMPTY_INPUT without candidates, voters or replicates; LENGTH_MISMATCH
@@ -127,35 +133,37 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
 
   let totalWeight = 0;
   for (let v = 0; v < V; v++) totalWeight += weights === null ? 1 : weights[v]!;
+  const exactLimit = options.exactLimit ?? 12;
+  const maxSweeps = options.maxSweeps ?? 50;
+  const names = options.names ?? null;
+  const weightArray = Float64Array.from({ length: V }, (_, v) => (weights === null ? 1 : weights[v]!));
+  // Integer weights: each replicate's matrix as updates of one base matrix (the mean replicate
+  // scores), equal entry for entry to building it directly.
+  const updates = PairwiseUpdates.accepts(weightArray) ? new PairwiseUpdates(n, V, weightArray, meanScores(data, st, n, V, B)) : null;
+  // profile[v * n + c]: the replicate's scores, one voter's candidates contiguous.
+  const profile = new Float64Array(V * n);
   const w = new Float64Array(n * n);
-  const column = new Float64Array(n);
   const macro = new Float64Array(n);
   const macroWeight = new Float64Array(n);
+  const rank = new Int32Array(n);
   const ranks = new Int32Array(n * B);
   let exactReplicates = 0;
 
   for (let b = 0; b < B; b++) {
-    w.fill(0);
     macro.fill(0);
     macroWeight.fill(0);
     const base = b * st.replicate;
     for (let v = 0; v < V; v++) {
-      const weight = weights === null ? 1 : weights[v]!;
+      const weight = weightArray[v]!;
       const vb = base + v * st.voter;
+      const row = v * n;
       for (let c = 0; c < n; c++) {
         const x = Number(data[vb + c * st.candidate]);
-        column[c] = x;
+        profile[row + c] = x;
         if (!Number.isNaN(x)) {
           macro[c] += weight * x;
           macroWeight[c] += weight;
         }
-      }
-      if (weight === 0) continue;
-      for (let i = 0; i < n; i++) {
-        const si = column[i]!;
-        if (Number.isNaN(si)) continue;
-        const row = i * n;
-        for (let j = 0; j < n; j++) if (scoreGreater(si, column[j]!)) w[row + j] += weight;
       }
     }
     if (macroIn === null) {
@@ -163,19 +171,17 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
     } else {
       for (let c = 0; c < n; c++) macro[c] = Number(macroIn.data[c * macroSt.candidate + b * macroSt.replicate]);
     }
-    let integral = true;
-    for (let k = 0; k < w.length && integral; k++) integral = Number.isInteger(w[k]!);
-    const matrix: PairwiseMatrix = { n, w, voterCount: V, totalWeight, integral };
-    const result = kemenyFromMatrix(matrix, {
-      exactLimit: options.exactLimit ?? 12,
-      macro,
-      names: options.names ?? null,
-      restarts: 0,
-      warmStarts,
-      maxSweeps: options.maxSweeps ?? 50,
-    });
-    if (result.exact) exactReplicates++;
-    for (let c = 0; c < n; c++) ranks[c * B + b] = result.rank[c]!;
+    const priority = tieBreakPriority(n, { macro, names });
+    const settings = { exactLimit, maxSweeps, warmStarts };
+    let exact: boolean;
+    if (updates !== null) {
+      updates.matrix(profile, w);
+      exact = solveInto({ n, w, voterCount: V, totalWeight, integral: true }, priority, rank, settings);
+    } else {
+      exact = denseConsensus(profile, n, V, weightArray, totalWeight, w, priority, rank, settings);
+    }
+    if (exact) exactReplicates++;
+    for (let c = 0; c < n; c++) ranks[c * B + b] = rank[c]!;
   }
 
   const alpha = 1 - level;
@@ -194,6 +200,77 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
     });
   }
   return { intervals, ranks, replicates: B, exactReplicates };
+}
+
+/**
+ * One replicate's consensus from its full n×n pairwise matrix (`pairwiseMatrix` semantics):
+ * the path for fractional voter weights and infinite scores. O(V·n²) plus the solve.
+ */
+function denseConsensus(
+  profile: Float64Array,
+  n: number,
+  V: number,
+  weights: Float64Array,
+  totalWeight: number,
+  w: Float64Array,
+  priority: Int32Array,
+  rank: Int32Array,
+  settings: { exactLimit: number; maxSweeps: number; warmStarts: (readonly number[])[] },
+): boolean {
+  w.fill(0);
+  for (let v = 0; v < V; v++) {
+    const weight = weights[v]!;
+    if (weight === 0) continue;
+    const column = profile.subarray(v * n, (v + 1) * n);
+    for (let i = 0; i < n; i++) {
+      const si = column[i]!;
+      if (Number.isNaN(si)) continue;
+      const row = i * n;
+      for (let j = 0; j < n; j++) if (scoreGreater(si, column[j]!)) w[row + j] += weight;
+    }
+  }
+  let integral = true;
+  for (let k = 0; k < w.length && integral; k++) integral = Number.isInteger(w[k]!);
+  return solveInto({ n, w, voterCount: V, totalWeight, integral }, priority, rank, settings);
+}
+
+/** Consensus ranks of one replicate's matrix into `rank`; returns whether they are proven optimal. */
+function solveInto(
+  matrix: PairwiseMatrix,
+  priority: Int32Array,
+  rank: Int32Array,
+  settings: { exactLimit: number; maxSweeps: number; warmStarts: (readonly number[])[] },
+): boolean {
+  const result = kemenyOrder(matrix, { ...settings, priority, restarts: 0 });
+  result.order.forEach((c, p) => (rank[c] = p + 1));
+  return result.exact;
+}
+
+/** Mean of each (candidate, voter) score over the replicates, NaN ignored (NaN when all are). */
+function meanScores(
+  data: ArrayLike<number>,
+  st: { candidate: number; voter: number; replicate: number },
+  n: number,
+  V: number,
+  B: number,
+): Float64Array {
+  const mean = new Float64Array(V * n);
+  for (let v = 0; v < V; v++) {
+    for (let c = 0; c < n; c++) {
+      const at = c * st.candidate + v * st.voter;
+      let sum = 0;
+      let count = 0;
+      for (let b = 0; b < B; b++) {
+        const x = Number(data[at + b * st.replicate]);
+        if (!Number.isNaN(x)) {
+          sum += x;
+          count++;
+        }
+      }
+      mean[v * n + c] = count > 0 ? sum / count : Number.NaN;
+    }
+  }
+  return mean;
 }
 
 /**

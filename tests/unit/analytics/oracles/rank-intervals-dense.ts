@@ -1,0 +1,289 @@
+/**
+ * Test oracle: bootstrap rank intervals by the dense definition, one n×n pairwise matrix and
+ * one full Kemeny–Young solve ({@link ./kemeny-dense}) per replicate. The optimised
+ * src/analytics/rank-intervals.ts must return the same ranks and intervals.
+ *
+ * Bootstrap rank confidence intervals of a Kemeny–Young leaderboard (METRICS.md §6 "Rank
+ * confidence intervals"), and the "model represented by its best-ranked strategy" helpers
+ * (METRICS.md §6 candidates, §8 groups).
+ */
+import { AnalyticsError } from '../../../../src/analytics/errors';
+import { kemenyFromMatrix } from './kemeny-dense';
+import type { PairwiseMatrix } from './kemeny-dense';
+import { scoreGreater, scoresEqual } from '../../../../src/analytics/tolerance';
+
+/**
+ * Per-replicate voter scores. Entry (candidate c, voter v, replicate b) is
+ * `data[c * strides.candidate + v * strides.voter + b * strides.replicate]`; the default strides
+ * describe a row-major candidate × voter × replicate array (replicate fastest), the layout of
+ * the bootstrap grid's `replicates` (run × variable × replicate). NaN means the voter has no
+ * opinion on the candidate in that replicate.
+ */
+export interface ReplicateScores {
+  data: ArrayLike<number>;
+  candidates: number;
+  voters: number;
+  replicates: number;
+  strides?: { candidate: number; voter: number; replicate: number } | null;
+}
+
+/** Per-replicate tie-break macro averages: entry (c, b) at `data[c * strides.candidate + b * strides.replicate]`. */
+export interface ReplicateMacro {
+  data: ArrayLike<number>;
+  /** Default: candidate × replicate row-major (replicate fastest), as the bootstrap grid's `macroReplicates`. */
+  strides?: { candidate: number; replicate: number } | null;
+}
+
+export interface RankIntervalOptions {
+  /** Coverage of the percentile interval (default 0.95: 2.5th–97.5th percentiles). */
+  level?: number;
+  /** Candidate names (tie-break after macro average). */
+  names?: readonly string[] | null;
+  /**
+   * Tie-break macro average per candidate and replicate. Default: the (weighted) mean of the
+   * candidate's non-NaN voter scores in that replicate.
+   */
+  macro?: ReplicateMacro | null;
+  voterWeights?: ArrayLike<number> | null;
+  /** Condorcet components up to this size are solved exactly in each replicate (default 12). */
+  exactLimit?: number;
+  /** Warm start for every replicate, typically the full-sample consensus order. */
+  pointOrder?: readonly number[] | null;
+  /** Cap on insertion sweeps per local search in a replicate (default 50). */
+  maxSweeps?: number;
+}
+
+export interface CandidateRankInterval {
+  candidate: number;
+  /** floor of the lower type-7 quantile of the replicate ranks (1 = best). */
+  lower: number;
+  /** ceil of the upper type-7 quantile of the replicate ranks. */
+  upper: number;
+  lowerQuantile: number;
+  upperQuantile: number;
+  /** Type-7 median of the replicate ranks. */
+  median: number;
+}
+
+export interface RankIntervalResult {
+  intervals: CandidateRankInterval[];
+  /** ranks[c * replicates + b] = 1-based rank of candidate c in replicate b. */
+  ranks: Int32Array;
+  replicates: number;
+  /** Replicates whose consensus was proven optimal. */
+  exactReplicates: number;
+}
+
+/**
+ * Percentile rank intervals of Kemeny–Young consensus ranks over bootstrap replicates.
+ *
+ * Definition: for each replicate b, the voters' scores of that replicate give a pairwise matrix
+ * (preferences strict beyond the relative tolerance of METRICS.md §6, as in `pairwiseMatrix`)
+ * and a Kemeny–Young consensus (tie-break: replicate macro average, then name); candidate c's
+ * rank in it is r_cb. The interval is [floor(Q(α/2)), ceil(Q(1−α/2))] of {r_cb}_b, with Q the
+ * type-7 (linear interpolation, R default, NumPy "linear") quantile and α = 1 − level. Rounding
+ * outward keeps the integer interval at least as wide as the quantiles ({@link rankFloor},
+ * {@link rankCeil}: a quantile within rounding of an integer is that integer); the unrounded
+ * quantiles are returned too.
+ *
+ * Boundedness: each replicate costs O(V·n²) for the matrix plus, per Condorcet component of
+ * size k, O(2^k·k) when k ≤ exactLimit (default 12, at most ~50k steps) or otherwise the
+ * deterministic heuristic without random restarts: Copeland, Borda, tie-break and `pointOrder`
+ * starts, each with at most `maxSweeps` (default 50) O(k²) insertion sweeps. Total
+ * O(B·(V·n² + 4·maxSweeps·n²)); about 0.2 s for 90 candidates × 25 voters × 100 replicates
+ * (bench/RESULTS.md).
+ *
+ * Source: METRICS.md §6; Hyndman & Fan (1996) for type 7.
+ * @throws AnalyticsError EMPTY_INPUT without candidates, voters or replicates; LENGTH_MISMATCH
+ *   when `data` is too short for the strides or names/weights/pointOrder have the wrong length;
+ *   OUT_OF_RANGE for level outside (0, 1).
+ */
+export function kemenyRankIntervals(input: ReplicateScores, options: RankIntervalOptions = {}): RankIntervalResult {
+  const { candidates: n, voters: V, replicates: B, data } = input;
+  if (!(Number.isInteger(n) && n >= 1 && Number.isInteger(V) && V >= 1 && Number.isInteger(B) && B >= 1)) {
+    throw new AnalyticsError('EMPTY_INPUT', `rank intervals: ${n} candidates, ${V} voters, ${B} replicates`);
+  }
+  const level = options.level ?? 0.95;
+  if (!(level > 0 && level < 1)) throw new AnalyticsError('OUT_OF_RANGE', `rank intervals: level ${level}`);
+  const st = input.strides ?? { candidate: V * B, voter: B, replicate: 1 };
+  const maxIndex = (n - 1) * st.candidate + (V - 1) * st.voter + (B - 1) * st.replicate;
+  if (data.length <= maxIndex) {
+    throw new AnalyticsError('LENGTH_MISMATCH', `rank intervals: data has ${data.length} entries, needs ${maxIndex + 1}`);
+  }
+  const weights = options.voterWeights ?? null;
+  if (weights !== null && weights.length !== V) {
+    throw new AnalyticsError('LENGTH_MISMATCH', `rank intervals: ${weights.length} weights for ${V} voters`);
+  }
+  if (weights !== null) {
+    for (let v = 0; v < V; v++) {
+      if (!Number.isFinite(weights[v]!) || weights[v]! < 0) {
+        throw new AnalyticsError('BAD_INPUT', `rank intervals: voter ${v} has weight ${weights[v]}`);
+      }
+    }
+  }
+  const macroIn = options.macro ?? null;
+  const macroSt = macroIn?.strides ?? { candidate: B, replicate: 1 };
+  if (macroIn !== null && macroIn.data.length <= (n - 1) * macroSt.candidate + (B - 1) * macroSt.replicate) {
+    throw new AnalyticsError('LENGTH_MISMATCH', 'rank intervals: macro array too short');
+  }
+  const pointOrder = options.pointOrder ?? null;
+  const warmStarts = pointOrder === null ? [] : [pointOrder];
+
+  let totalWeight = 0;
+  for (let v = 0; v < V; v++) totalWeight += weights === null ? 1 : weights[v]!;
+  const w = new Float64Array(n * n);
+  const column = new Float64Array(n);
+  const macro = new Float64Array(n);
+  const macroWeight = new Float64Array(n);
+  const ranks = new Int32Array(n * B);
+  let exactReplicates = 0;
+
+  for (let b = 0; b < B; b++) {
+    w.fill(0);
+    macro.fill(0);
+    macroWeight.fill(0);
+    const base = b * st.replicate;
+    for (let v = 0; v < V; v++) {
+      const weight = weights === null ? 1 : weights[v]!;
+      const vb = base + v * st.voter;
+      for (let c = 0; c < n; c++) {
+        const x = Number(data[vb + c * st.candidate]);
+        column[c] = x;
+        if (!Number.isNaN(x)) {
+          macro[c] += weight * x;
+          macroWeight[c] += weight;
+        }
+      }
+      if (weight === 0) continue;
+      for (let i = 0; i < n; i++) {
+        const si = column[i]!;
+        if (Number.isNaN(si)) continue;
+        const row = i * n;
+        for (let j = 0; j < n; j++) if (scoreGreater(si, column[j]!)) w[row + j] += weight;
+      }
+    }
+    if (macroIn === null) {
+      for (let c = 0; c < n; c++) macro[c] = macroWeight[c]! > 0 ? macro[c]! / macroWeight[c]! : Number.NaN;
+    } else {
+      for (let c = 0; c < n; c++) macro[c] = Number(macroIn.data[c * macroSt.candidate + b * macroSt.replicate]);
+    }
+    let integral = true;
+    for (let k = 0; k < w.length && integral; k++) integral = Number.isInteger(w[k]!);
+    const matrix: PairwiseMatrix = { n, w, voterCount: V, totalWeight, integral };
+    const result = kemenyFromMatrix(matrix, {
+      exactLimit: options.exactLimit ?? 12,
+      macro,
+      names: options.names ?? null,
+      restarts: 0,
+      warmStarts,
+      maxSweeps: options.maxSweeps ?? 50,
+    });
+    if (result.exact) exactReplicates++;
+    for (let c = 0; c < n; c++) ranks[c * B + b] = result.rank[c]!;
+  }
+
+  const alpha = 1 - level;
+  const intervals: CandidateRankInterval[] = [];
+  for (let c = 0; c < n; c++) {
+    const sorted = ranks.slice(c * B, (c + 1) * B).sort();
+    const lowerQuantile = quantileType7Sorted(sorted, alpha / 2);
+    const upperQuantile = quantileType7Sorted(sorted, 1 - alpha / 2);
+    intervals.push({
+      candidate: c,
+      lower: rankFloor(lowerQuantile),
+      upper: rankCeil(upperQuantile),
+      lowerQuantile,
+      upperQuantile,
+      median: quantileType7Sorted(sorted, 0.5),
+    });
+  }
+  return { intervals, ranks, replicates: B, exactReplicates };
+}
+
+/**
+ * Outward rounding of a rank quantile, with a quantile equal to an integer within the relative
+ * tolerance of METRICS.md §6 taken as that integer: the levels α/2 and 1 − α/2 are computed in
+ * floating point (1 − 0.8 = 0.19999999999999996), so a quantile that is exactly 2 by definition
+ * may come out as 1.9999999999999998 and must not widen the interval to 1. O(1).
+ */
+export function rankFloor(q: number): number {
+  const r = Math.round(q);
+  return scoresEqual(q, r) ? r : Math.floor(q);
+}
+
+/** Upward counterpart of {@link rankFloor}. O(1). */
+export function rankCeil(q: number): number {
+  const r = Math.round(q);
+  return scoresEqual(q, r) ? r : Math.ceil(q);
+}
+
+/**
+ * Type-7 quantile of sorted values: h = (N−1)p, Q = x[⌊h⌋] + (h−⌊h⌋)(x[⌊h⌋+1] − x[⌊h⌋]).
+ * Source: Hyndman & Fan (1996), R `quantile(type = 7)`, NumPy `method="linear"`.
+ * Complexity: O(1).
+ * @throws AnalyticsError EMPTY_INPUT for no values; OUT_OF_RANGE for p outside [0, 1].
+ */
+export function quantileType7Sorted(sorted: ArrayLike<number>, p: number): number {
+  const N = sorted.length;
+  if (N === 0) throw new AnalyticsError('EMPTY_INPUT', 'quantile of no values');
+  if (!(p >= 0 && p <= 1)) throw new AnalyticsError('OUT_OF_RANGE', `quantile probability ${p}`);
+  const h = (N - 1) * p;
+  const lo = Math.floor(h);
+  const hi = Math.min(lo + 1, N - 1);
+  return sorted[lo]! + (h - lo) * (sorted[hi]! - sorted[lo]!);
+}
+
+export interface BestRun {
+  model: string;
+  /** Index of the model's best-ranked run. */
+  run: number;
+  /** 1-based position of that run in the run leaderboard. */
+  runRank: number;
+  /** 1-based rank of the model among models (order of best runs). */
+  modelRank: number;
+}
+
+/**
+ * Represents each model by its best-ranked run (strategy).
+ *
+ * Definition: a model's best run is its run placed highest in the consensus `order` of runs
+ * (METRICS.md §6 candidates, §8 "best strategy"; the order already embeds the macro-average
+ * tie-break). Models are returned in the order of their best runs.
+ * Complexity: O(R).
+ * @param order run indices, best first (a Kemeny–Young `order`).
+ * @param runModel runModel[r] = model of run r.
+ * @throws AnalyticsError BAD_INPUT when `order` is not a permutation of the runs.
+ */
+export function bestRunPerModel(order: readonly number[], runModel: readonly string[]): BestRun[] {
+  const R = runModel.length;
+  if (order.length !== R) throw new AnalyticsError('BAD_INPUT', `bestRunPerModel: order of ${order.length} runs for ${R}`);
+  const seen = new Uint8Array(R);
+  const out: BestRun[] = [];
+  const done = new Set<string>();
+  order.forEach((run, p) => {
+    if (!Number.isInteger(run) || run < 0 || run >= R || seen[run] === 1) {
+      throw new AnalyticsError('BAD_INPUT', 'bestRunPerModel: order is not a permutation of the runs');
+    }
+    seen[run] = 1;
+    const model = runModel[run]!;
+    if (done.has(model)) return;
+    done.add(model);
+    out.push({ model, run, runRank: p + 1, modelRank: out.length + 1 });
+  });
+  return out;
+}
+
+/**
+ * Restricts voter score vectors over runs to the given runs (e.g. each model's best run), so
+ * models can be aggregated as candidates: result[v][k] = scores[v][runs[k]].
+ * Complexity: O(V·K).
+ * @throws AnalyticsError BAD_INPUT when a run index is out of range.
+ */
+export function selectCandidates(scores: readonly ArrayLike<number>[], runs: readonly number[]): Float64Array[] {
+  return scores.map((s) =>
+    Float64Array.from(runs, (r) => {
+      if (!Number.isInteger(r) || r < 0 || r >= s.length) throw new AnalyticsError('BAD_INPUT', `selectCandidates: run ${r}`);
+      return s[r]!;
+    }),
+  );
+}
