@@ -1,5 +1,5 @@
 /**
- * Test oracle: the straightforward Kemeny–Young solver (METRICS.md §6) — full pairwise matrix,
+ * Test oracle: the straightforward Kemeny–Young solver (docs/scoring.md §6) — full pairwise matrix,
  * Condorcet decomposition, subset DP, and the local-search heuristic written plainly (column
  * reads, array splices). The optimised src/analytics/kemeny.ts must return the same results.
  *
@@ -86,13 +86,13 @@ const DEFAULT_EXACT_LIMIT = 22;
  * Builds the pairwise preference matrix of a set of voters.
  *
  * Definition: w[i][j] = Σ_v weight_v · [s_v(i) > s_v(j)], where "greater" is strict beyond the
- * relative tolerance of METRICS.md §6: s_v(i) − s_v(j) > 1e-12 · max(1, |s_v(i)|, |s_v(j)|)
+ * relative tolerance of docs/scoring.md §6: s_v(i) − s_v(j) > 1e-12 · max(1, |s_v(i)|, |s_v(j)|)
  * ({@link scoreGreater}). A voter that scores i and j equally, or equally up to the last bits of
- * floating-point rounding, prefers neither (METRICS.md §6 "Ties in a voter"). A NaN score means the voter has no opinion
+ * floating-point rounding, prefers neither (docs/scoring.md §6 "Ties in a voter"). A NaN score means the voter has no opinion
  * on that candidate (e.g. a variable without reference values in a bootstrap replicate): it
  * adds nothing to any pair involving the candidate, exactly like a tie.
  *
- * Source: METRICS.md §6; Kemeny (1959); Wikipedia "Kemeny–Young method".
+ * Source: docs/scoring.md §6; Kemeny (1959); Wikipedia "Kemeny–Young method".
  * Complexity: O(V · n²) time, O(n²) memory.
  *
  * @param scores scores[v][c] = voter v's score of candidate c (higher is better).
@@ -169,7 +169,7 @@ function isIntegral(w: Float64Array): boolean {
  * Kemeny score (total disagreement) of an order.
  *
  * Definition: Σ over pairs (a placed before b) of w[b][a], the weight of voters that strictly
- * prefer b to a. Source: METRICS.md §6 objective; paper Supplementary B eq. (8).
+ * prefer b to a. Source: docs/scoring.md §6 objective; paper Supplementary B eq. (8).
  * Complexity: O(n²).
  * @throws AnalyticsError BAD_INPUT when `order` is not a permutation of 0..n−1.
  */
@@ -198,7 +198,7 @@ export function kemenyLowerBound(matrix: PairwiseMatrix): number {
 /**
  * Total tie-break priority of candidates: priority[c] = position of c when candidates are sorted
  * by macro average descending (NaN last), then name ascending (code-unit order), then index.
- * Macro averages that are the same score within the relative tolerance of METRICS.md §6 are
+ * Macro averages that are the same score within the relative tolerance of docs/scoring.md §6 are
  * equal here: they fall into one tie class of {@link scoreTieClasses} (classes anchored at their
  * highest member, so the order is total and independent of the input order), and the name
  * decides between them. Among equally optimal orders the consensus is the one whose priority
@@ -238,7 +238,7 @@ export function tieBreakPriority(n: number, keys: KemenyTieBreak = {}): Int32Arr
 /**
  * Kemeny–Young consensus order of a pairwise matrix.
  *
- * Definition: π* = argmin_π Σ_{a before b in π} w[b][a] (METRICS.md §6; paper Supplementary B
+ * Definition: π* = argmin_π Σ_{a before b in π} w[b][a] (docs/scoring.md §6; paper Supplementary B
  * eqs. (8)–(9)), ties between optimal orders broken by {@link tieBreakPriority}.
  *
  * Method. (1) Condorcet decomposition: the strongly connected components of the graph with an

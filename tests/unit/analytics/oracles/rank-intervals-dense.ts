@@ -3,9 +3,9 @@
  * one full Kemeny–Young solve ({@link ./kemeny-dense}) per replicate. The optimised
  * src/analytics/rank-intervals.ts must return the same ranks and intervals.
  *
- * Bootstrap rank confidence intervals of a Kemeny–Young leaderboard (METRICS.md §6 "Rank
+ * Bootstrap rank confidence intervals of a Kemeny–Young leaderboard (docs/scoring.md §6 "Rank
  * confidence intervals"), and the "model represented by its best-ranked strategy" helpers
- * (METRICS.md §6 candidates, §8 groups).
+ * (docs/scoring.md §6 candidates, §8 groups).
  */
 import { AnalyticsError } from '../../../../src/analytics/errors';
 import { kemenyFromMatrix } from './kemeny-dense';
@@ -78,7 +78,7 @@ export interface RankIntervalResult {
  * Percentile rank intervals of Kemeny–Young consensus ranks over bootstrap replicates.
  *
  * Definition: for each replicate b, the voters' scores of that replicate give a pairwise matrix
- * (preferences strict beyond the relative tolerance of METRICS.md §6, as in `pairwiseMatrix`)
+ * (preferences strict beyond the relative tolerance of docs/scoring.md §6, as in `pairwiseMatrix`)
  * and a Kemeny–Young consensus (tie-break: replicate macro average, then name); candidate c's
  * rank in it is r_cb. The interval is [floor(Q(α/2)), ceil(Q(1−α/2))] of {r_cb}_b, with Q the
  * type-7 (linear interpolation, R default, NumPy "linear") quantile and α = 1 − level. Rounding
@@ -93,7 +93,7 @@ export interface RankIntervalResult {
  * O(B·(V·n² + 4·maxSweeps·n²)); about 0.2 s for 90 candidates × 25 voters × 100 replicates
  * (bench/RESULTS.md).
  *
- * Source: METRICS.md §6; Hyndman & Fan (1996) for type 7.
+ * Source: docs/scoring.md §6; Hyndman & Fan (1996) for type 7.
  * @throws AnalyticsError EMPTY_INPUT without candidates, voters or replicates; LENGTH_MISMATCH
  *   when `data` is too short for the strides or names/weights/pointOrder have the wrong length;
  *   OUT_OF_RANGE for level outside (0, 1).
@@ -202,7 +202,7 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
 
 /**
  * Outward rounding of a rank quantile, with a quantile equal to an integer within the relative
- * tolerance of METRICS.md §6 taken as that integer: the levels α/2 and 1 − α/2 are computed in
+ * tolerance of docs/scoring.md §6 taken as that integer: the levels α/2 and 1 − α/2 are computed in
  * floating point (1 − 0.8 = 0.19999999999999996), so a quantile that is exactly 2 by definition
  * may come out as 1.9999999999999998 and must not widen the interval to 1. O(1).
  */
@@ -247,7 +247,7 @@ export interface BestRun {
  * Represents each model by its best-ranked run (strategy).
  *
  * Definition: a model's best run is its run placed highest in the consensus `order` of runs
- * (METRICS.md §6 candidates, §8 "best strategy"; the order already embeds the macro-average
+ * (docs/scoring.md §6 candidates, §8 "best strategy"; the order already embeds the macro-average
  * tie-break). Models are returned in the order of their best runs.
  * Complexity: O(R).
  * @param order run indices, best first (a Kemeny–Young `order`).
