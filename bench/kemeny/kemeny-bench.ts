@@ -11,7 +11,7 @@ import type { GridRun, GridVariable } from '../../src/analytics/bootstrap';
 import { kemeny, kemenyScore, pairwiseMatrix } from '../../src/analytics/kemeny';
 import { partitionVariance } from '../../src/analytics/mixed-model';
 import { kemenyRankIntervals } from '../../src/analytics/rank-intervals';
-import { kemenyRankIntervals as denseRankIntervals } from '../../tests/unit/analytics/oracles/rank-intervals-dense';
+import { kemenyRankIntervals as denseRankIntervals } from '../support/oracles/rank-intervals-dense';
 
 function lcg(seed: number): () => number {
   let s = seed;

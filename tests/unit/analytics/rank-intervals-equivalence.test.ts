@@ -9,8 +9,8 @@ import fc from 'fast-check';
 import { kemeny, kemenyFromMatrix, pairwiseMatrix } from '../../../src/analytics/kemeny';
 import { kemenyRankIntervals } from '../../../src/analytics/rank-intervals';
 import type { RankIntervalOptions } from '../../../src/analytics/rank-intervals';
-import * as dense from './oracles/kemeny-dense';
-import { kemenyRankIntervals as denseRankIntervals } from './oracles/rank-intervals-dense';
+import * as dense from '../../../bench/support/oracles/kemeny-dense';
+import { kemenyRankIntervals as denseRankIntervals } from '../../../bench/support/oracles/rank-intervals-dense';
 
 function lcg(seed: number): () => number {
   let s = seed;

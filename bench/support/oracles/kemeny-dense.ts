@@ -11,8 +11,8 @@
  */
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
 import type { RandomGenerator } from 'pure-rand';
-import { AnalyticsError } from '../../../../src/analytics/errors';
-import { scoreGreater, scoreTieClasses } from '../../../../src/analytics/tolerance';
+import { AnalyticsError } from '../../../src/analytics/errors';
+import { scoreGreater, scoreTieClasses } from '../../../src/analytics/tolerance';
 
 /**
  * Pairwise preference matrix: `w[i * n + j]` is the (weighted) number of voters that strictly

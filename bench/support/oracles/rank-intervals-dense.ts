@@ -7,10 +7,10 @@
  * confidence intervals"), and the "model represented by its best-ranked strategy" helpers
  * (docs/scoring.md §6 candidates, §8 groups).
  */
-import { AnalyticsError } from '../../../../src/analytics/errors';
+import { AnalyticsError } from '../../../src/analytics/errors';
 import { kemenyFromMatrix } from './kemeny-dense';
 import type { PairwiseMatrix } from './kemeny-dense';
-import { scoreGreater, scoresEqual } from '../../../../src/analytics/tolerance';
+import { scoreGreater, scoresEqual } from '../../../src/analytics/tolerance';
 
 /**
  * Per-replicate voter scores. Entry (candidate c, voter v, replicate b) is
