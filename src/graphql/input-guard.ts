@@ -50,6 +50,9 @@ const NOT_NULL_WHEN_GIVEN = new Map<InputClass, readonly string[]>([[UpdateModel
 
 function classOf(value: object): InputClass | undefined {
   const constructor = (value as { constructor?: unknown }).constructor;
+  // a list is not an input object: the depth of JSON values counts it (a list of input objects
+  // resets the depth at each element, which is an instance of its class)
+  if (Array.isArray(value)) return undefined;
   return typeof constructor === 'function' && constructor !== Object ? (constructor as InputClass) : undefined;
 }
 

@@ -189,6 +189,22 @@ describe('input hygiene: values are refused, never altered, and never reach Post
       expect(yaml.message).toMatch(/nested deeper than 64 levels/);
     });
 
+    it('lists nested deeper than 64 levels in a JSON argument are refused like objects, before anything walks them', async () => {
+      const lists = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+      const prompt = (settings: string) =>
+        rawPost(JSON.stringify({ query: CREATE_PROMPT, variables: { input: { useCaseId, name: 'nested lists', settings: '@' } } }).replace('"@"', settings));
+      for (const depth of [65, 100_000]) {
+        const refused = await prompt(lists(depth));
+        expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: expect.stringMatching(/^settings(\[0\])+$/) });
+        expect(refused.errors?.[0]?.message).toMatch(/nested deeper than 64 levels/);
+      }
+      const within = await prompt(lists(64));
+      expect(within.errors).toBeUndefined();
+      const input = JSON.stringify({ datasetId, format: 'JSONL', layout: 'WIDE', modelName: 'm', content: '{"id":"R1"}' });
+      const columnMap = await rawPost(JSON.stringify({ query: IMPORT_PREDICTIONS, variables: { input: '@' } }).replace('"@"', `${input.slice(0, -1)},"columnMap":${lists(100_000)}}`));
+      expect(columnMap.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: expect.stringMatching(/^columnMap(\[0\])+/) });
+    });
+
     it('1e400 in a JSON literal, in JSON variables and in an imported file is refused, never stored as null', async () => {
       const literal = failure(
         await t.gql(`mutation ($p: ID!) { createUseCase(input: { projectId: $p, name: "inf literal", variables: [{ key: "a", type: FREE_TEXT, default: { n: 1e400 } }] }) { useCase { id } } }`, { p: projectId }),
