@@ -1,6 +1,6 @@
 import {
   createDataset, createLoadedDataset, createProject, createProjectWithKeys, createUseCase, csv, failure, importPredictions,
-  isBookkeeping, jsonl, ok, predictionFields, STANDARD_VARIABLES, UPDATE_USE_CASE,
+  isBookkeeping, jsonl, ok, predictionFields, STANDARD_VARIABLES, unknownId, UPDATE_USE_CASE,
 } from '../support/graphql-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -35,6 +35,25 @@ describe('regressions: paging, cursors, renormalisation, nested lists', () => {
     const page1: any = ok(await t.gql(ucQuery, { id: project.id })).project.useCases;
     const page2: any = ok(await t.gql(ucQuery, { id: project.id, after: page1.pageInfo.endCursor })).project.useCases;
     expect(page2.nodes.map((n: { id: string }) => n.id)).not.toContain(page1.nodes[1].id);
+  });
+
+  it('a server admin key naming a project that does not exist gets NOT_FOUND, not an internal error', async () => {
+    const projectId = unknownId('Project');
+    const variables = [{ key: 'a', type: 'FREE_TEXT' }];
+    const attempts: [string, Record<string, unknown>][] = [
+      ['mutation ($i: CreateUseCaseInput!) { createUseCase(input: $i) { useCase { id } } }', { i: { projectId, name: 'orphan', variables } }],
+      [
+        'mutation ($i: ImportUseCaseConfigInput!) { importUseCaseConfig(input: $i) { useCase { id } } }',
+        { i: { projectId, name: 'orphan', promptYaml: 'field_instructions:\n  - name: a\n    type: string\n' } },
+      ],
+      ['mutation ($i: RegisterEndpointInput!) { registerEndpoint(input: $i) { endpoint { id } } }', { i: { projectId, name: 'orphan', baseUrl: 'http://127.0.0.1:9/v1', kind: 'VLLM' } }],
+    ];
+    const before = Number((await t.dataSource.query('SELECT count(*) AS n FROM use_cases'))[0].n);
+    for (const [query, vars] of attempts) {
+      const error = failure(await t.gql(query, vars), 'NOT_FOUND');
+      expect(error.message).toBe('Project not found');
+    }
+    expect(Number((await t.dataSource.query('SELECT count(*) AS n FROM use_cases'))[0].n)).toBe(before);
   });
 
   it('a decodable cursor with wrong contents is BAD_USER_INPUT, not an internal error', async () => {

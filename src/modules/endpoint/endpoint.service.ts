@@ -3,6 +3,7 @@ import type { Embedder } from '../../analytics/embedding/embedder';
 import { sizeClass as sizeClassOf } from '../../analytics/groups';
 import type { PageArgs } from '../../graphql/connection';
 import { paginate } from '../../graphql/connection';
+import { lockProject } from '../../db/parents';
 import { badInput, conflict, notFound } from '../../graphql/errors';
 import { redact } from '../../jobs/failure';
 import { measureHealth, probeJsonSchema, probeThinkingToggle, type CapabilityProbe, type DiscoveredModel } from '../../llm/probe';
@@ -117,6 +118,8 @@ export class EndpointService {
     }
     if (input.apiKey) checkSecret(input.apiKey, 'apiKey');
     const baseUrl = await this.allowedUrl(input.baseUrl);
+    // no endpoint is probed for a project that does not exist
+    await lockProject(this.dataSource.manager, projectId);
     const repo = this.dataSource.getRepository(Endpoint);
     if (await repo.findOneBy({ projectId, name })) throw conflict(`An endpoint named "${name}" already exists in this project`);
     const endpoint = repo.create({
@@ -141,6 +144,7 @@ export class EndpointService {
     if (signal?.aborted) throw aborted();
     try {
       return await this.dataSource.transaction(async (manager) => {
+        await lockProject(manager, projectId);
         const saved = await manager.getRepository(Endpoint).save(endpoint);
         const models = await this.syncModels(manager.getRepository(Model), saved, probed.models);
         return { endpoint: saved, models, warnings: probed.warnings };

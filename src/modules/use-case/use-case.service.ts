@@ -7,6 +7,7 @@ import { MAX_MISSING_TOKENS, MAX_TAGS } from '../../extraction/limits';
 import { parseOutput } from '../../extraction/output-parser';
 import type { PageArgs } from '../../graphql/connection';
 import { paginate } from '../../graphql/connection';
+import { lockProject } from '../../db/parents';
 import { badInput, conflict, notFound } from '../../graphql/errors';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
@@ -93,6 +94,7 @@ export class UseCaseService {
     const drafts = this.checkVariables(input.variables);
     try {
       return await this.dataSource.transaction(async (manager) => {
+        await lockProject(manager, projectId);
         const useCase = await manager.getRepository(UseCase).save(
           manager.getRepository(UseCase).create({
             projectId,
