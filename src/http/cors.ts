@@ -1,8 +1,8 @@
 import cors from 'cors';
 import type { RequestHandler } from 'express';
 
-/** Headers a browser front-end may read from an answer (rate limits, schema changes). */
-const EXPOSED = ['Retry-After', 'X-ReportQL-Schema'];
+/** Headers a browser front-end may read from an answer (rate limits, schema changes, an export's file name). */
+const EXPOSED = ['Retry-After', 'X-ReportQL-Schema', 'Content-Disposition'];
 
 /**
  * CORS for browser front-ends on the origins of CORS_ORIGINS (exact matches): preflights are

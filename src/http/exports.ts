@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify/sync';
 import type { Express, Request, Response } from 'express';
-import { notFound } from '../graphql/errors';
+import { badInput, notFound } from '../graphql/errors';
 import { decodeId, toGlobalId } from '../graphql/node';
 import { loggableError } from '../logger';
 import type { Principal } from '../modules/api-key/principal';
@@ -17,8 +17,19 @@ type Format = 'csv' | 'json';
 /** RFC 4180: CRLF between records; a field with a comma, quote, CR or LF is quoted, quotes doubled. */
 const CSV_OPTIONS = { record_delimiter: 'windows', quoted_match: /[\r\n]/ } as const;
 
-export function csvRecord(cells: readonly unknown[]): string {
-  return stringify([cells.map(csvCell)], CSV_OPTIONS);
+/**
+ * A CSV record. With `spreadsheet`, a text cell that a spreadsheet program would read as a
+ * formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`,
+ * which spreadsheets show as text (OWASP's advice against CSV injection); numbers stay numbers.
+ */
+export function csvRecord(cells: readonly unknown[], spreadsheet = false): string {
+  return stringify([cells.map((value) => (spreadsheet && typeof value === 'string' ? spreadsheetText(value) : csvCell(value)))], CSV_OPTIONS);
+}
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+function spreadsheetText(value: string): string {
+  return FORMULA_START.test(value) ? `'${value}` : value;
 }
 
 /** A value as CSV text: strings as they are, numbers in full precision, lists and objects as JSON, null as an empty field. */
@@ -33,6 +44,13 @@ function formatOf(file: string, base: string): Format {
   if (file === `${base}.csv`) return 'csv';
   if (file === `${base}.json`) return 'json';
   throw notFound('Export');
+}
+
+/** `?spreadsheet=true`: CSV for a spreadsheet program (see {@link csvRecord}); CSV only. */
+function spreadsheetOf(params: Map<string, string>, format: Format): boolean {
+  const value = enumParameter(params, 'spreadsheet', ['true', 'false'] as const);
+  if (value === 'true' && format !== 'csv') throw badInput('spreadsheet applies to CSV exports only', { field: 'spreadsheet' });
+  return value === 'true';
 }
 
 function startDownload(res: Response, format: Format, name: string): void {
@@ -149,7 +167,8 @@ export function registerExportRoutes(app: Express, deps: RouteDependencies): voi
     '/exports/runs/:runId/:file',
     authenticated(deps, async (req: Request, res: Response, principal: Principal) => {
       const format = formatOf(String(req.params['file']), 'predictions');
-      const params = queryParameters(req, ['status', 'hasInvalid']);
+      const params = queryParameters(req, ['status', 'hasInvalid', 'spreadsheet']);
+      const spreadsheet = spreadsheetOf(params, format);
       const runId = decodeId(String(req.params['runId']), 'Run', 'runId');
       const status = enumParameter(params, 'status', Object.values(PredictionStatus));
       const hasInvalid = enumParameter(params, 'hasInvalid', ['true', 'false'] as const);
@@ -165,13 +184,13 @@ export function registerExportRoutes(app: Express, deps: RouteDependencies): voi
         let first = true;
         const head =
           format === 'csv'
-            ? csvRecord(predictionHeader(data.variables))
+            ? csvRecord(predictionHeader(data.variables), spreadsheet)
             : `{"run":${JSON.stringify({ id: data.run.id, name: data.run.name, strategy: data.run.strategy })},"variables":${JSON.stringify(data.variables)},"predictions":[`;
         if (!(await write(res, head))) return;
         for await (const page of data.pages(gone.signal)) {
           let chunk = '';
           for (const p of page) {
-            chunk += format === 'csv' ? csvRecord(predictionRecord(p, data.variables)) : `${first ? '' : ','}\n${predictionJson(p, data.variables)}`;
+            chunk += format === 'csv' ? csvRecord(predictionRecord(p, data.variables), spreadsheet) : `${first ? '' : ','}\n${predictionJson(p, data.variables)}`;
             first = false;
             audit.read('PREDICTIONS', data.run.projectId);
           }
@@ -188,21 +207,23 @@ export function registerExportRoutes(app: Express, deps: RouteDependencies): voi
   const useCaseExport = (base: 'scores' | 'leaderboard') =>
     authenticated(deps, async (req: Request, res: Response, principal: Principal) => {
       const format = formatOf(String(req.params['file']), base);
-      const params = queryParameters(req, ['datasetId', ...(base === 'leaderboard' ? ['level'] : []), ...STATS_PARAMETERS]);
+      const params = queryParameters(req, ['datasetId', ...(base === 'leaderboard' ? ['level'] : []), 'spreadsheet', ...STATS_PARAMETERS]);
+      const spreadsheet = spreadsheetOf(params, format);
+      const csv = (cells: readonly unknown[]) => csvRecord(cells, spreadsheet);
       const useCaseId = decodeId(String(req.params['useCaseId']), 'UseCase', 'useCaseId');
       const datasetId = decodeId(requiredParameter(params, 'datasetId'), 'Dataset', 'datasetId');
       const options = services.scoring.resolveOptions(statsOptionsOf(params));
       if (base === 'scores') {
         const { rows } = await services.exports.scores(principal, useCaseId, datasetId, options);
         startDownload(res, format, `scores-${toGlobalId('UseCase', useCaseId)}`);
-        if (format === 'csv') res.end(csvRecord(SCORE_HEADER) + rows.map(scoreRecord).map(csvRecord).join(''));
+        if (format === 'csv') res.end(csv(SCORE_HEADER) + rows.map(scoreRecord).map(csv).join(''));
         else res.end(`${JSON.stringify({ options: publicOptions(options), scores: rows })}\n`);
         return;
       }
       const level = enumParameter(params, 'level', Object.values(RankingLevel)) ?? RankingLevel.RUN;
       const board = await services.exports.leaderboard(principal, useCaseId, datasetId, level, options);
       startDownload(res, format, `leaderboard-${toGlobalId('UseCase', useCaseId)}`);
-      if (format === 'csv') res.end(csvRecord(LEADERBOARD_HEADER) + leaderboardRecords(board).map(csvRecord).join(''));
+      if (format === 'csv') res.end(csv(LEADERBOARD_HEADER) + leaderboardRecords(board).map(csv).join(''));
       else res.end(`${JSON.stringify({ level, options: publicOptions(options), ...board })}\n`);
     });
   const scores = useCaseExport('scores');

@@ -8,6 +8,14 @@ import type { JobQueue } from '../jobs/queue';
 
 /** Routes with their own label; anything else counts as "other", so labels stay few. */
 const ROUTES = new Set(['/graphql', '/healthz', '/livez', '/readyz', '/metrics', '/']);
+/** Route families labelled by their first segment: `/exports/runs/…/predictions.csv` → `/exports`. */
+const ROUTE_PREFIXES = ['/exports', '/charts'];
+
+function routeLabel(path: string): string {
+  if (ROUTES.has(path)) return path;
+  return ROUTE_PREFIXES.find((prefix) => path.startsWith(`${prefix}/`)) ?? 'other';
+}
+
 const OPERATIONS = new Set(['query', 'mutation', 'subscription']);
 const CODES = new Set(['BAD_USER_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'INTERNAL_SERVER_ERROR']);
 const RUN_STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'PARTIAL', 'FAILED', 'CANCELLED'];
@@ -87,7 +95,7 @@ export class Metrics {
     return (req, res, next) => {
       const end = this.httpDuration.startTimer();
       res.on('finish', () => {
-        const route = ROUTES.has(req.path) ? req.path : 'other';
+        const route = routeLabel(req.path);
         this.httpRequests.inc({ route, method: req.method, status: String(res.statusCode) });
         end({ route });
       });

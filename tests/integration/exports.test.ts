@@ -147,6 +147,42 @@ describe('exports: predictions, per-variable scores and leaderboards as CSV and 
     expect(pages).toEqual([PREDICTION_PAGE_SIZE, PREDICTION_PAGE_SIZE, 1201 - 2 * PREDICTION_PAGE_SIZE]);
   });
 
+  it('?spreadsheet=true marks text cells a spreadsheet would take for a formula, keeps numbers, and is CSV only', async () => {
+    const own = await createLoadedDataset(t, keys.id, { name: 'Formulas' });
+    await importReports(t, own.datasetId, jsonl([{ id: '=HYPERLINK("x")', text: 'Naevus.' }, { id: '@SUM(A1)', text: 'Naevus.' }]));
+    const run = await importPredictions(t, own.datasetId, {
+      format: 'JSONL',
+      layout: 'JSON_COLUMN',
+      modelName: 'model-formulas',
+      content: jsonl([
+        { id: '=HYPERLINK("x")', extracted_data: { grade: 'G1', breslow_mm: -1.5, site: '+cmd|calc', organs: ['-x'] } },
+        { id: '@SUM(A1)', extracted_data: { grade: 'G2', breslow_mm: 2, site: '-2+3', organs: [] } },
+      ]),
+    });
+    type Parsed = { header: string[]; rows: Record<string, string>[] };
+    const plain = parseWithPython(await (await download(`/exports/runs/${run.run.id}/predictions.csv`)).text(), 'csv') as Parsed;
+    const marked = parseWithPython(await (await download(`/exports/runs/${run.run.id}/predictions.csv?spreadsheet=true`)).text(), 'csv') as Parsed;
+    expect(marked.header).toEqual(plain.header);
+    expect(marked.rows.length).toBe(plain.rows.length);
+    const rowOf = (parsed: Parsed, id: string) => parsed.rows.find((r) => r['report_external_id'] === id)!;
+    for (const id of ['=HYPERLINK("x")', '@SUM(A1)']) {
+      expect(rowOf(plain, id)).toBeDefined();
+      expect(rowOf(marked, `'${id}`)).toBeDefined();
+    }
+    expect(rowOf(plain, '=HYPERLINK("x")')['site']).toBe('+cmd|calc');
+    expect(rowOf(marked, `'=HYPERLINK("x")`)['site']).toBe("'+cmd|calc");
+    expect(rowOf(marked, "'@SUM(A1)")['site']).toBe("'-2+3");
+    // a number is a number, negative or not; cells that start otherwise are unchanged
+    expect(rowOf(marked, `'=HYPERLINK("x")`)['breslow_mm']).toBe('-1.5');
+    expect(rowOf(marked, "'@SUM(A1)")['grade']).toBe('G2');
+    expect(rowOf(marked, "'@SUM(A1)")['status']).toBe('SUCCEEDED');
+    const json = await download(`/exports/runs/${run.run.id}/predictions.json?spreadsheet=true`);
+    expect(json.status).toBe(400);
+    expect(((await json.json()) as { errors: { extensions: { code: string; field: string } }[] }).errors[0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'spreadsheet' });
+    const board = await download(`/exports/use-cases/${useCaseId}/leaderboard.csv?datasetId=${datasetId}&spreadsheet=true`);
+    expect(board.status).toBe(200);
+  });
+
   it('per-variable scores with the same statistics options as GraphQL equal Run.scores', async () => {
     const query = `/exports/use-cases/${useCaseId}/scores.csv?datasetId=${encodeURIComponent(datasetId)}&resamples=200&seed=7&confidence=0.9`;
     const parsed = parseWithPython(await (await download(query)).text(), 'csv');
@@ -273,6 +309,9 @@ describe('exports and charts for a browser front-end on another origin', () => {
     const allowed = await fetch(`http://127.0.0.1:${t.port}${path}`, { headers: { origin: FRONT_END, authorization: `Bearer ${project.viewer}` } });
     expect(allowed.status).toBe(200);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(FRONT_END);
+    // the front-end may read the file name the server gives the download
+    expect(allowed.headers.get('access-control-expose-headers')?.split(',')).toContain('Content-Disposition');
+    expect(allowed.headers.get('content-disposition')).toMatch(/^attachment; filename="leaderboard-.+\.csv"$/);
     const other = await fetch(`http://127.0.0.1:${t.port}${path}`, { headers: { origin: 'https://evil.example', authorization: `Bearer ${project.viewer}` } });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });

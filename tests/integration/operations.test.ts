@@ -98,6 +98,16 @@ describe('/metrics', () => {
     expect(delta('reportql_graphql_errors_total', { operation: 'query', code: 'BAD_USER_INPUT' })).toBe(1);
     expect(delta('reportql_http_requests_total', { route: '/graphql', method: 'POST', status: '200' })).toBe(3);
     expect(delta('reportql_http_requests_total', { route: '/metrics', method: 'GET', status: '200' })).toBe(1);
+    // route families are labelled by their prefix, never by the ids in their paths
+    const exportsBefore = await scrape();
+    expect((await fetch(`http://127.0.0.1:${t.port}/exports/runs/x/predictions.csv`)).status).toBe(401);
+    expect((await fetch(`http://127.0.0.1:${t.port}/charts/use-cases/x/heatmap.svg`)).status).toBe(401);
+    const exportsAfter = await scrape();
+    const routeDelta = (route: string) =>
+      (sample(exportsAfter, 'reportql_http_requests_total', { route, method: 'GET', status: '401' }) ?? 0) - (sample(exportsBefore, 'reportql_http_requests_total', { route, method: 'GET', status: '401' }) ?? 0);
+    expect(routeDelta('/exports')).toBe(1);
+    expect(routeDelta('/charts')).toBe(1);
+    expect(exportsAfter).not.toContain('route="/exports/runs');
     expect(sample(after, 'reportql_process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
