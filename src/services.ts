@@ -8,6 +8,7 @@ import { DEFAULT_QUEUE_OPTIONS, JobQueue, poolOf, type QueueOptions } from './jo
 import { PgEventBus } from './graphql/pubsub';
 import type { EgressPolicy } from './llm/egress';
 import { createSecretBox, type SecretBox } from './llm/secret-box';
+import { BundleService } from './modules/bundle/bundle.service';
 import { ChartUrlSigner } from './modules/chart/chart-url';
 import { ChartService } from './modules/chart/chart.service';
 import { EndpointConnections } from './modules/endpoint/endpoint-connections';
@@ -35,6 +36,8 @@ export interface Services {
   extraction: ExtractionService;
   /** CSV and JSON exports of predictions, scores and leaderboards. */
   exports: ExportService;
+  /** Whole projects as one JSON document, and back into a new project. */
+  bundles: BundleService;
   /** Vega-Lite specifications of the papers' figures. */
   charts: ChartService;
   /** Signs chart image URLs for an <img> (which sends no Authorization header). */
@@ -84,6 +87,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     scoring,
     extraction,
     exports: new ExportService(dataSource, runs, useCases, datasets, scoring),
+    bundles: new BundleService(dataSource, apiKeys),
     charts: new ChartService(dataSource, useCases, datasets, scoring),
     chartUrls: new ChartUrlSigner(options.secretKey),
     execution: new RunExecutionService(dataSource, datasets, extraction, queue, safePublisher(bus, onEventError)),

@@ -1,6 +1,7 @@
 import { AuditResolver } from '../modules/audit/audit.resolver';
 import type { NonEmptyArray } from 'type-graphql';
 import { AnnotationResolver } from '../modules/annotation/annotation.resolver';
+import { BundleResolver } from '../modules/bundle/bundle.resolver';
 import { ChartUrlResolver, ProjectChartResolver, UseCaseChartResolver } from '../modules/chart/chart.resolver';
 import { ApiKeyResolver } from '../modules/api-key/api-key.resolver';
 import { DatasetResolver, ReportResolver } from '../modules/dataset/dataset.resolver';
@@ -37,4 +38,5 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   UseCaseChartResolver,
   ProjectChartResolver,
   ChartUrlResolver,
+  BundleResolver,
 ];

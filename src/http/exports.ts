@@ -5,6 +5,7 @@ import { badInput, notFound } from '../graphql/errors';
 import { decodeId, toGlobalId } from '../graphql/node';
 import { loggableError } from '../logger';
 import type { Principal } from '../modules/api-key/principal';
+import type { ReadCategory } from '../modules/audit/audit.service';
 import type { ExportedPrediction, LeaderboardExport, ScoreRow } from '../modules/export/export.service';
 import { PredictionStatus } from '../modules/run/prediction.entity';
 import { RankingLevel, type Estimate } from '../modules/scoring/stats.types';
@@ -226,6 +227,37 @@ export function registerExportRoutes(app: Express, deps: RouteDependencies): voi
       if (format === 'csv') res.end(csv(LEADERBOARD_HEADER) + leaderboardRecords(board).map(csv).join(''));
       else res.end(`${JSON.stringify({ level, options: publicOptions(options), ...board })}\n`);
     });
+  const bundleAudit: Record<string, ReadCategory> = { reports: 'REPORT_TEXTS', annotations: 'ANNOTATIONS', predictions: 'PREDICTIONS', prompts: 'CONFIG_EXPORTS' };
+  app.get(
+    '/exports/projects/:projectId/bundle.json',
+    authenticated(deps, async (req: Request, res: Response, principal: Principal) => {
+      queryParameters(req, []);
+      const projectId = decodeId(String(req.params['projectId']), 'Project', 'projectId');
+      await services.bundles.checkExport(principal, projectId);
+      const audit = services.audit.recorder(principal, 'HTTP');
+      const gone = new AbortController();
+      res.on('close', () => gone.abort());
+      const chunks = services.bundles.export(principal, projectId, gone.signal);
+      try {
+        // The first piece is read before the headers go out, so a refusal still answers in the error shape.
+        let next = await chunks.next();
+        startDownload(res, 'json', `project-${toGlobalId('Project', projectId)}`);
+        while (!next.done) {
+          const category = next.value.table ? bundleAudit[next.value.table] : undefined;
+          if (category) for (let i = 0; i < next.value.rows; i++) audit.read(category, projectId);
+          if (!(await write(res, next.value.text))) {
+            await chunks.return(undefined);
+            return;
+          }
+          next = await chunks.next();
+        }
+        res.end();
+      } finally {
+        await audit.flush().catch((error: unknown) => logger.error({ err: loggableError(error) }, 'writing the audit log failed'));
+      }
+    }),
+  );
+
   const scores = useCaseExport('scores');
   const leaderboard = useCaseExport('leaderboard');
   app.get('/exports/use-cases/:useCaseId/:file', (req, res, next) => (String(req.params['file']).startsWith('scores.') ? scores : leaderboard)(req, res, next));

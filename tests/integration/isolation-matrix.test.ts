@@ -345,6 +345,15 @@ describe('isolation matrix over the live schema', () => {
       content: jsonl(a.externalIds.map((id) => ({ id, extracted_data: { grade: 'G1' } }))),
     }),
     ImportUseCaseConfigInput: () => ({ promptYaml: FRAMEWORK_PROMPT }),
+    // An empty project bundle: every table present, no rows.
+    ImportProjectBundleInput: () => ({
+      content: JSON.stringify({
+        format: 'reportql-project-bundle',
+        version: 1,
+        project: { id: 'p' },
+        ...Object.fromEntries(['useCases', 'variables', 'datasets', 'reports', 'annotators', 'annotations', 'prompts', 'endpoints', 'models', 'experiments', 'runs', 'predictions'].map((k) => [k, []])),
+      }),
+    }),
     RegisterEndpointInput: () => ({ baseUrl: a.fake.baseUrl, timeoutMs: 5000 }),
     StartRunInput: () => ({ datasetId: a.ids.Dataset }),
     StartExperimentInput: () => ({ strategies: ['ZERO_SHOT'] }),
@@ -718,7 +727,7 @@ describe('isolation matrix over the live schema', () => {
     for (const field of fields) {
       const args = requiredArgsOf(`Mutation.${field.name}`, field.args, ctxA);
       const op = operationFor('Mutation', field, '', args, 1);
-      const key = field.name === 'createProject' ? t.adminKey : a.keys.admin;
+      const key = field.name === 'createProject' || field.name === 'importProjectBundle' ? t.adminKey : a.keys.admin;
       const answer = await t.gql(op.query, op.variables, key);
       const codes = codesOf(answer as Answer);
       if (codes.some((c) => c !== 'CONFLICT')) report(problems, field.name, `${codes.join(',')}: ${answer.errors?.[0]?.message} with ${JSON.stringify(op.variables).slice(0, 300)}`);

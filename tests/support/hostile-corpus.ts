@@ -482,6 +482,17 @@ export function mutationBaselines(f: CorpusFixture): Record<string, Record<strin
     startExperiment: {
       input: { datasetId: ids.Dataset, name: unique('corpus experiment'), modelIds: [f.endpointModelId], promptIds: [ids.Prompt], strategies: ['ZERO_SHOT'], thinking: [false], constrained: [false], guided: [true], settings },
     },
+    importProjectBundle: {
+      input: {
+        name: unique('corpus bundle'),
+        content: JSON.stringify({
+          format: 'reportql-project-bundle',
+          version: 1,
+          project: { id: 'p' },
+          ...Object.fromEntries(['useCases', 'variables', 'datasets', 'reports', 'annotators', 'annotations', 'prompts', 'endpoints', 'models', 'experiments', 'runs', 'predictions'].map((k) => [k, []])),
+        }),
+      },
+    },
     cancelRun: { input: { runId: ids.Run } },
     resumeRun: { input: { runId: ids.Run } },
     cancelExperiment: { input: { experimentId: ids.Experiment } },
