@@ -2,7 +2,7 @@
 ;;
 ;; Assembled to bootstrap-kernel.wasm by scripts/assemble-wasm.mjs (the `wabt` package), which
 ;; `npm run build`, the test setup and the benchmarks run; src/analytics/bootstrap-kernel.ts
-;; loads and drives it, and falls back to its scalar kernel where WebAssembly SIMD is missing.
+;; loads and drives it; where WebAssembly SIMD is missing, bootstrap.ts uses its scalar kernel.
 ;;
 ;; Two paths, both bit-identical to the scalar definition of a replicate
 ;;   Σ_{g: D_g > 0} N_g / D_g  /  #{g: D_g > 0},  D_g = Σ_{i∈g} w_i,  N_g = Σ_{i∈g} w_i·x_i
