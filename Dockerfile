@@ -4,12 +4,13 @@
 
 ARG NODE_IMAGE=node:20.20-bookworm-slim
 
-# --- build: full install from the lockfile, TypeScript to dist/ ---------------------------
+# --- build: full install from the lockfile, TypeScript (and WebAssembly text) to dist/ ------
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/assemble-wasm.mjs ./scripts/
 COPY src ./src
 COPY migrations ./migrations
 COPY bench ./bench

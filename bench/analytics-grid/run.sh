@@ -3,6 +3,8 @@
 # for 0/1 item scores only, then with 4 and with all 16 variables real-valued.
 set -eu
 cd "$(dirname "$0")/../.."
+# The WebAssembly kernel that the TypeScript sources load (src/analytics/wasm/*.wat → .wasm).
+node scripts/assemble-wasm.mjs
 for real in 0 4 16; do
   workload=binary
   [ "$real" -eq 0 ] || workload="real$real"

@@ -1,5 +1,6 @@
 /**
- * Kernel for bootstrap replicates of grouped means (docs/scoring.md §5), run in WebAssembly SIMD:
+ * Kernel for bootstrap replicates of grouped means (docs/scoring.md §5), run in WebAssembly SIMD
+ * (the module is assembled from wasm/bootstrap-kernel.wat, see bootstrap-kernel-wasm.ts):
  * {@link ReplicateKernel.replicates} for 0/1 item scores (below), and
  * {@link ReplicateKernel.realReplicates} for real-valued ones (cosine, list similarity, …).
  *
@@ -27,7 +28,7 @@ import {
   REAL_TILE,
   REAL_TILE_BYTES,
   RUN_STRIDE,
-  buildReplicateKernelModule,
+  replicateKernelModuleBytes,
 } from './bootstrap-kernel-wasm';
 import { AnalyticsError } from './errors';
 
@@ -80,10 +81,12 @@ let shared: ReplicateKernel | null = null;
 
 function kernelModule(): WebAssembly.Module | null {
   if (cachedModule === undefined) {
+    // A missing module file is a broken build and throws; a runtime without WebAssembly (SIMD)
+    // is expected and falls back: callers use the scalar kernel.
+    const bytes = typeof WebAssembly === 'object' ? replicateKernelModuleBytes() : null;
     try {
-      cachedModule = typeof WebAssembly === 'object' ? new WebAssembly.Module(buildReplicateKernelModule()) : null;
+      cachedModule = bytes ? new WebAssembly.Module(bytes) : null;
     } catch {
-      // A runtime without WebAssembly SIMD: callers use the scalar kernel.
       cachedModule = null;
     }
   }
@@ -122,7 +125,7 @@ export class ReplicateKernel {
   }
 
   /**
-   * A new memory of at least `bytes` (never grown later: see buildReplicateKernelModule) and an
+   * A new memory of at least `bytes` (never grown later: see replicateKernelModuleBytes) and an
    * instance on it; the first `keep` bytes of the previous memory are copied over.
    */
   private instantiate(bytes: number, keep: number): void {

@@ -6,8 +6,9 @@
  * N_g(w) = Σ_{i∈g} w_i x_i and D_g(w) = Σ_{i∈g} w_i. One multiplicity matrix, derived only from
  * (N, B, seed), is shared by every run of a dataset, so runs are paired. A grid of runs ×
  * variables × replicates is computed over typed arrays in a WebAssembly SIMD kernel
- * (bootstrap-kernel.ts): integer sums for 0/1 item scores, f64 sums in the scalar definition's
- * order for real-valued ones; no metric function is called per replicate.
+ * (bootstrap-kernel.ts, its module assembled from wasm/bootstrap-kernel.wat): integer sums for
+ * 0/1 item scores, f64 sums in the scalar definition's order for real-valued ones; no metric
+ * function is called per replicate.
  */
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
 import { ReplicateKernel } from './bootstrap-kernel';

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +17,8 @@ declare global {
  * DATABASE_URL. Migrations are applied once to a template database; every test file clones it.
  */
 export default async function globalSetup(): Promise<void> {
+  // The tests load src/ directly: the WebAssembly kernel's binary is assembled from its .wat.
+  execFileSync(process.execPath, [path.resolve(__dirname, '../../scripts/assemble-wasm.mjs')], { stdio: 'inherit' });
   // This run's logs (test-log.ts): the global teardown checks them for planted markers.
   removeLogsOfDeadRuns();
   const logDir = path.join(LOGS_ROOT, `run-${process.pid}`);

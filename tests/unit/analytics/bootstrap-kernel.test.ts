@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
 import {
@@ -8,7 +12,8 @@ import {
   quantileType7,
 } from '../../../src/analytics/bootstrap';
 import { ReplicateKernel } from '../../../src/analytics/bootstrap-kernel';
-import { buildReplicateKernelModule } from '../../../src/analytics/bootstrap-kernel-wasm';
+import * as layout from '../../../src/analytics/bootstrap-kernel-wasm';
+import { REPLICATE_KERNEL_WASM, replicateKernelModuleBytes } from '../../../src/analytics/bootstrap-kernel-wasm';
 import { groupedMean } from '../../../src/analytics/metrics';
 
 function lcg(seed: number): () => number {
@@ -114,10 +119,36 @@ describe('bootstrap kernel: multiplicity draw', () => {
 
 describe('bootstrap kernel: WebAssembly module', () => {
   it('assembles to a valid module and runs on this runtime', () => {
-    expect(WebAssembly.validate(buildReplicateKernelModule())).toBe(true);
+    expect(WebAssembly.validate(replicateKernelModuleBytes())).toBe(true);
     const kernel = ReplicateKernel.acquire();
     expect(kernel).not.toBeNull();
     kernel!.release();
+  });
+
+  it('is the assembly of wasm/bootstrap-kernel.wat, with the imports, exports and layout the loader expects', () => {
+    // scripts/assemble-wasm.mjs into an empty folder gives the bytes the loader reads.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'reportql-wasm-'));
+    try {
+      execFileSync(process.execPath, [path.resolve(__dirname, '../../../scripts/assemble-wasm.mjs'), dir]);
+      const relative = path.relative(path.resolve(__dirname, '../../..'), REPLICATE_KERNEL_WASM);
+      expect(relative).toBe(path.join('src', 'analytics', 'wasm', 'bootstrap-kernel.wasm'));
+      expect(Buffer.compare(readFileSync(path.join(dir, relative)), Buffer.from(replicateKernelModuleBytes()))).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const mod = new WebAssembly.Module(replicateKernelModuleBytes());
+    expect(WebAssembly.Module.imports(mod)).toEqual([{ module: 'env', name: 'memory', kind: 'memory' }]);
+    const arity = { sumList: 4, variableBlock: 8, realList: 7, realTile: 9 };
+    const constants = ['LANES', 'ACC_ADDR', 'PRESENT_ADDR', 'GROUP_STRIDE', 'RUN_STRIDE', 'MULTIPLICITY_ADDR', 'REAL_TILE', 'REAL_TILE_BYTES'] as const;
+    expect(WebAssembly.Module.exports(mod).sort((a, b) => a.name.localeCompare(b.name))).toEqual(
+      [
+        ...Object.keys(arity).map((name) => ({ name, kind: 'function' })),
+        ...constants.map((name) => ({ name, kind: 'global' })),
+      ].sort((a, b) => a.name.localeCompare(b.name)),
+    );
+    const { exports } = new WebAssembly.Instance(mod, { env: { memory: new WebAssembly.Memory({ initial: 1 }) } });
+    for (const [name, params] of Object.entries(arity)) expect([name, (exports[name] as (...args: number[]) => unknown).length]).toEqual([name, params]);
+    for (const name of constants) expect([name, (exports[name] as WebAssembly.Global).value]).toEqual([name, layout[name]]);
   });
 
   it('declines matrices it cannot sum exactly (entries outside 0…255, row sums over 65535)', () => {
