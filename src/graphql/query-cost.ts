@@ -108,6 +108,8 @@ export const LIST_SIZES: Readonly<Record<string, { typical: number; max: number 
   'Run.warnings': { typical: 5, max: 100 },
   'ImportAnnotationsPayload.unknownColumns': { typical: 10, max: 1_000 },
   'ImportUseCaseConfigPayload.warnings': { typical: 10, max: 1_000 },
+  'ImportProjectBundlePayload.warnings': { typical: 2, max: 2 },
+  'ImportProjectBundlePayload.tables': { typical: 20, max: 40 },
   'VarianceDecomposition.components': { typical: 5, max: 10 },
   // Chance-corrected agreement, paired comparisons, strategy effects, contrasts, strata.
   'ChanceCorrectedAgreement.annotators': { typical: 3, max: 50 },
