@@ -68,6 +68,7 @@ const environmentSchema = z.object({
   SEED_DEMO: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'true' : v)).pipe(booleanFlag),
   WORKER: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'true' : v)).pipe(booleanFlag),
   WORKER_CONCURRENCY: wholeNumber('256', 5, 'must be a whole number', 1, 4096),
+  ANALYTICS_RUN_CACHE_MB: wholeNumber('256', 6, 'must be a whole number of megabytes', 0, 1_048_576),
   JOB_LEASE_SECONDS: wholeNumber('900', 6, 'must be a whole number of seconds', 10, 86_400),
   SECRET_KEY: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   ENDPOINT_ALLOW: optionalText.transform((v, ctx): EgressPolicy | undefined => {
@@ -108,6 +109,8 @@ export interface Config {
   worker: boolean;
   /** Chat calls one worker process may have in flight over all endpoints. */
   workerConcurrency: number;
+  /** Budget of the per-run item-score cache of the statistics, in bytes (0: nothing kept). */
+  analyticsRunCacheBytes: number;
   /** How long a work item is leased to its worker; a dead worker's items are taken up after it. */
   jobLeaseSeconds: number;
   /** Bearer token for /metrics; unset: /metrics answers clients on this machine only. */
@@ -168,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     worker: e.WORKER,
     workerConcurrency: e.WORKER_CONCURRENCY,
     jobLeaseSeconds: e.JOB_LEASE_SECONDS,
+    analyticsRunCacheBytes: e.ANALYTICS_RUN_CACHE_MB * 1024 * 1024,
     secretKey: e.SECRET_KEY,
     endpointAllow: e.ENDPOINT_ALLOW,
     rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_KEY, perAddressPerMinute: e.RATE_LIMIT_PER_ADDRESS, authFailuresPerMinute: e.RATE_LIMIT_AUTH_FAILURES },

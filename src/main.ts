@@ -56,6 +56,7 @@ async function main(): Promise<void> {
     secretKey: resolveSecretKey(config, logger),
     queue: queueOptions(config.jobLeaseSeconds),
     egress: config.endpointAllow,
+    analyticsRunCacheBytes: config.analyticsRunCacheBytes,
     rateLimits: config.rateLimits,
     requestDeadlineMs: config.requestDeadlineMs,
     trustProxyHops: config.trustProxyHops,

@@ -60,6 +60,8 @@ export interface ServiceOptions {
   onEventError?: (error: unknown) => void;
   /** ENDPOINT_ALLOW: hosts and addresses endpoints may be registered at and connected to. */
   egress?: EgressPolicy | undefined;
+  /** ANALYTICS_RUN_CACHE_MB in bytes: budget of the statistics' per-run item-score cache. */
+  analyticsRunCacheBytes?: number | undefined;
 }
 
 export function createServices(dataSource: DataSource, options: ServiceOptions): Services {
@@ -72,7 +74,9 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
   const queue = new JobQueue(dataSource, options.queue ?? DEFAULT_QUEUE_OPTIONS);
   const datasets = new DatasetService(dataSource);
   const extraction = new ExtractionService(dataSource, endpoints, useCases);
-  const scoring = new ScoringService(dataSource, (modelId, principal) => endpoints.embedder(principal, modelId));
+  const scoring = new ScoringService(dataSource, (modelId, principal) => endpoints.embedder(principal, modelId), {
+    ...(options.analyticsRunCacheBytes !== undefined ? { runCacheBytes: options.analyticsRunCacheBytes } : {}),
+  });
   const runs = new RunService(dataSource, datasets);
   return {
     apiKeys,

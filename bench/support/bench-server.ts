@@ -7,6 +7,7 @@ import { createApp } from '../../src/app';
 import { openDatabase } from '../../src/db/data-source';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createLogger } from '../../src/logger';
+import type { Services } from '../../src/services';
 
 /** A seeded uniform generator on [0, 1): the same workload on every run of a benchmark. */
 export function lcg(seed: number) {
@@ -24,6 +25,8 @@ export interface BenchServer {
   /** The embedded database's URL (for worker processes) and the server's data source. */
   databaseUrl: string;
   dataSource: DataSource;
+  /** The server's services (to inspect or reset in-process caches between measurements). */
+  services: Services;
   /** The server admin key. */
   key: string;
   /** POST /graphql with the server admin key; throws on GraphQL errors. */
@@ -44,6 +47,7 @@ export async function startBenchServer(options: { secretKey?: string } = {}): Pr
     port,
     databaseUrl: database.url,
     dataSource,
+    services: app.services,
     key,
     async gql(query, variables = {}) {
       const response = await fetch(`http://127.0.0.1:${port}/graphql`, {

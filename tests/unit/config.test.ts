@@ -11,9 +11,16 @@ describe('configuration', () => {
       worker: true,
       workerConcurrency: 256,
       jobLeaseSeconds: 900,
+      analyticsRunCacheBytes: 256 * 1024 * 1024,
       endpointAllow: undefined,
       logLevel: 'info',
     });
+  });
+
+  it('reads ANALYTICS_RUN_CACHE_MB in megabytes and refuses what is not a whole number', () => {
+    expect(loadConfig({ ANALYTICS_RUN_CACHE_MB: '64' }, '/srv').analyticsRunCacheBytes).toBe(64 * 1024 * 1024);
+    expect(loadConfig({ ANALYTICS_RUN_CACHE_MB: '0' }, '/srv').analyticsRunCacheBytes).toBe(0);
+    expect(() => loadConfig({ ANALYTICS_RUN_CACHE_MB: '1.5' }, '/srv')).toThrow(ConfigError);
   });
 
   it('reads ENDPOINT_ALLOW into an egress policy, blank meaning unset', async () => {

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import type { RecordCell } from '../../analytics/normalise';
 import type { NormalisedCell, VariableSpec } from '../../analytics/types';
 import { Annotator } from '../annotation/annotator.entity';
@@ -71,35 +71,90 @@ const RECORD_PAGE_ROWS = 2000;
  * report id) of one snapshot: a run still executing is seen as it was when the read began.
  */
 export async function loadRunRecords(dataSource: DataSource, frame: DatasetFrame, runIds: string[]): Promise<Map<string, RecordRow[]>> {
-  const out = new Map<string, RecordRow[]>(runIds.map((id) => [id, new Array(frame.reportIds.length).fill(undefined)]));
-  if (runIds.length === 0) return out;
+  if (runIds.length === 0) return new Map();
+  return inSnapshot(dataSource, (runner) => readRunRecords(runner, frame, runIds));
+}
+
+/** A run's succeeded predictions as one snapshot saw them. */
+export interface RunFingerprint {
+  /** Succeeded predictions. */
+  rows: number;
+  /** Digest of the rows' ids and row versions: any insert, update or delete of one changes it. */
+  digest: string;
+}
+
+export interface RunSnapshot {
+  fingerprints: Map<string, RunFingerprint>;
+  /** Cells of the runs `load` asked for (report order), read in the same snapshot as the fingerprints. */
+  records: Map<string, RecordRow[]>;
+  /** Prediction rows decoded. */
+  rowsRead: number;
+}
+
+/**
+ * Each run's fingerprint, and then the cells of only the runs `load` asks for given their
+ * fingerprint (those not cached under it), both in one REPEATABLE READ snapshot: the cells read
+ * are exactly the ones the fingerprint describes, whatever commits meanwhile. The digest covers
+ * each row's id and `xmin` (the transaction that wrote this version of the row), so it is
+ * computed without reading any cell.
+ */
+export async function loadRunSnapshot(
+  dataSource: DataSource,
+  frame: DatasetFrame,
+  runIds: string[],
+  load: (runId: string, fingerprint: RunFingerprint) => boolean,
+): Promise<RunSnapshot> {
+  if (runIds.length === 0) return { fingerprints: new Map(), records: new Map(), rowsRead: 0 };
+  return inSnapshot(dataSource, async (runner) => {
+    const rows = (await runner.query(
+      `SELECT run_id, count(*)::int AS n, md5(string_agg(id::text || '.' || xmin::text, ',' ORDER BY id)) AS digest
+       FROM predictions WHERE run_id = ANY($1) AND status = 'SUCCEEDED' GROUP BY run_id`,
+      [runIds],
+    )) as { run_id: string; n: number; digest: string }[];
+    const byRun = new Map(rows.map((r) => [r.run_id, { rows: r.n, digest: r.digest }]));
+    const fingerprints = new Map<string, RunFingerprint>(runIds.map((id) => [id, byRun.get(id) ?? { rows: 0, digest: '' }]));
+    const wanted = runIds.filter((id) => load(id, fingerprints.get(id)!));
+    let rowsRead = 0;
+    const records = wanted.length === 0 ? new Map<string, RecordRow[]>() : await readRunRecords(runner, frame, wanted, (n) => (rowsRead += n));
+    return { fingerprints, records, rowsRead };
+  });
+}
+
+async function inSnapshot<T>(dataSource: DataSource, work: (runner: QueryRunner) => Promise<T>): Promise<T> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
     await runner.startTransaction('REPEATABLE READ');
-    let after: [string, string] = ['00000000-0000-0000-0000-000000000000', '00000000-0000-0000-0000-000000000000'];
-    for (;;) {
-      const rows = (await runner.query(
-        `SELECT run_id, report_id, cells FROM predictions
-         WHERE run_id = ANY($1) AND status = 'SUCCEEDED' AND (run_id, report_id) > ($2::uuid, $3::uuid)
-         ORDER BY run_id, report_id LIMIT ${RECORD_PAGE_ROWS}`,
-        [runIds, ...after],
-      )) as { run_id: string; report_id: string; cells: Record<string, StoredCell> }[];
-      for (const row of rows) {
-        const i = frame.index.get(row.report_id);
-        const records = out.get(row.run_id);
-        if (i !== undefined && records) records[i] = row.cells;
-      }
-      if (rows.length < RECORD_PAGE_ROWS) break;
-      const last = rows[rows.length - 1]!;
-      after = [last.run_id, last.report_id];
-    }
+    const result = await work(runner);
     await runner.commitTransaction();
+    return result;
   } catch (error) {
     if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
     throw error;
   } finally {
     await runner.release();
+  }
+}
+
+async function readRunRecords(runner: QueryRunner, frame: DatasetFrame, runIds: string[], counted?: (rows: number) => void): Promise<Map<string, RecordRow[]>> {
+  const out = new Map<string, RecordRow[]>(runIds.map((id) => [id, new Array(frame.reportIds.length).fill(undefined)]));
+  let after: [string, string] = ['00000000-0000-0000-0000-000000000000', '00000000-0000-0000-0000-000000000000'];
+  for (;;) {
+    const rows = (await runner.query(
+      `SELECT run_id, report_id, cells FROM predictions
+       WHERE run_id = ANY($1) AND status = 'SUCCEEDED' AND (run_id, report_id) > ($2::uuid, $3::uuid)
+       ORDER BY run_id, report_id LIMIT ${RECORD_PAGE_ROWS}`,
+      [runIds, ...after],
+    )) as { run_id: string; report_id: string; cells: Record<string, StoredCell> }[];
+    counted?.(rows.length);
+    for (const row of rows) {
+      const i = frame.index.get(row.report_id);
+      const records = out.get(row.run_id);
+      if (i !== undefined && records) records[i] = row.cells;
+    }
+    if (rows.length < RECORD_PAGE_ROWS) break;
+    const last = rows[rows.length - 1]!;
+    after = [last.run_id, last.report_id];
   }
   return out;
 }

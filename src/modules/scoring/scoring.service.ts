@@ -56,7 +56,8 @@ import { checkSizeBinEdges, checkStratum, groupLabel, selects, stratumLabeller, 
 import { loadReportMetadata } from './scoring-data';
 import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strategy-effects';
 import { concatGrids, rankIntervalsInSlices, yieldToEventLoop } from './chunked';
-import { loadAnnotatorRecords, loadFrame, loadRunRecords, type DatasetFrame, type RecordRow } from './scoring-data';
+import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, runItemsOf, validColumn, type RunItems } from './run-item-cache';
+import { loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow } from './scoring-data';
 import {
   Metric,
   ModelGrouping,
@@ -179,11 +180,16 @@ export interface DatasetGrid {
 export class ScoringService {
   private readonly cache: AnalyticsCache;
 
+  /** Item scores per run by content key, shared by every computation of this process. */
+  readonly runItems: RunItemCache;
+
   constructor(
     private readonly dataSource: DataSource,
     private embedderResolver: EmbedderResolver | null = null,
+    options: { runCacheBytes?: number } = {},
   ) {
     this.cache = new AnalyticsCache(dataSource);
+    this.runItems = new RunItemCache(options.runCacheBytes ?? DEFAULT_RUN_CACHE_BYTES);
   }
 
   /**
@@ -327,13 +333,13 @@ export class ScoringService {
     return this.cache.getOrCompute(useCase.projectId, 'leaderboard', { dataset: datasetId, level, options }, async () => {
       const runs = await this.scoredRuns(datasetId);
       if (runs.length === 0) return { method: RankingMethod.KEMENY_YOUNG, exact: true, score: 0, lowerBound: 0, voterCount: 0, entries: [] };
-      const g = await this.datasetGrid(principal, datasetId, runs, options);
+      const g = await this.rankingGrid(principal, datasetId, runs, options);
       if (!g.grid) throw badInput('No variable has a reference value in this dataset, so there is nothing to rank by');
       return this.rankDatasetGrid(g, level, options);
     });
   }
 
-  private async rankDatasetGrid(g: DatasetGrid, level: RankingLevel, options: ResolvedStatsOptions): Promise<Ranking> {
+  private async rankDatasetGrid(g: Pick<DatasetGrid, 'grid' | 'runs' | 'variableIndex'>, level: RankingLevel, options: ResolvedStatsOptions): Promise<Ranking> {
     const grid = g.grid!;
     const R = g.runs.length;
     const V = g.variableIndex.length;
@@ -1165,6 +1171,95 @@ export class ScoringService {
       }
     }
     return map;
+  }
+
+  /**
+   * The bootstrap grid of `datasetGrid` (the same numbers for the same inputs and seed) from
+   * item scores cached per run: a run's predictions are read and scored only when its content
+   * key is not cached (its predictions, the reference values, the reports, the variables or the
+   * options changed), so after one run lands only that run is read. Scores that need an
+   * embedding model are computed as in `datasetGrid`.
+   */
+  private async rankingGrid(
+    principal: Principal,
+    datasetId: string,
+    runs: Run[],
+    options: ResolvedStatsOptions,
+  ): Promise<Pick<DatasetGrid, 'grid' | 'runs' | 'variableIndex'>> {
+    if (options.embeddingModelId) return this.datasetGrid(principal, datasetId, runs, options);
+    const frame = await loadFrame(this.dataSource, datasetId);
+    if (frame.reportIds.length === 0) throw badInput('The dataset has no reports');
+    const reference = await this.referenceOf(frame, options);
+    const references = await loadAnnotatorRecords(this.dataSource, frame, reference.id);
+    const variableIndex = frame.specs.map((_, i) => i).filter((i) => references.some((r) => r?.[frame.specs[i]!.key] !== undefined));
+    const specs = variableIndex.map((i) => frame.specs[i]!);
+    if (runs.length === 0 || specs.length === 0) return { runs, grid: null, variableIndex };
+    const n = frame.reportIds.length;
+    const context = createHash('sha256')
+      .update(JSON.stringify({ reports: frame.reportIds, specs, reference: reference.id, references, collapsed: options.collapsed }))
+      .digest('hex');
+    const keyOf = (runId: string, f: { rows: number; digest: string }) => `${runId}:${f.rows}:${f.digest}:${context}`;
+    const found = new Map<string, RunItems>();
+    const snapshot = await loadRunSnapshot(this.dataSource, frame, runs.map((r) => r.id), (runId, fingerprint) => {
+      const hit = this.runItems.get(keyOf(runId, fingerprint));
+      if (hit) found.set(runId, hit);
+      return !hit;
+    });
+    this.runItems.stats.predictionRowsRead += snapshot.rowsRead;
+    const similarity = lexicalSimilarity();
+    const gridVariables = buildGridInput(specs, references, [], { similarity, collapsed: options.collapsed }).variables;
+    const missed = runs.filter((r) => snapshot.records.has(r.id));
+    for (let start = 0; start < missed.length; start += RUNS_PER_SLICE) {
+      const slice = missed.slice(start, start + RUNS_PER_SLICE);
+      const input = buildGridInput(
+        specs,
+        references,
+        slice.map((r) => ({ id: r.id, records: snapshot.records.get(r.id)! })),
+        { similarity, collapsed: options.collapsed },
+      );
+      input.runs.forEach((gridRun, i) => {
+        const run = slice[i]!;
+        const records = snapshot.records.get(run.id)!;
+        const valid = new Uint8Array(specs.length * n);
+        specs.forEach((spec, v) => {
+          for (let report = 0; report < n; report++) {
+            const cell = records[report]?.[spec.key];
+            valid[v * n + report] = cell === undefined || cell.status === 'INVALID' ? 0 : 1;
+          }
+        });
+        const items = runItemsOf(gridRun.items as Float64Array[], valid, n);
+        found.set(run.id, items);
+        this.runItems.set(keyOf(run.id, snapshot.fingerprints.get(run.id)!), items);
+      });
+      for (const r of slice) snapshot.records.delete(r.id);
+      await yieldToEventLoop();
+    }
+    const B = Math.max(options.resamples, 1);
+    const multiplicities = bootstrapMultiplicities(n, B, options.seed);
+    const parts: BootstrapGridResult[] = [];
+    for (let start = 0; start < runs.length; start += RUNS_PER_SLICE) {
+      const slice = runs.slice(start, start + RUNS_PER_SLICE);
+      const gridRuns = slice.map((r) => {
+        const items = found.get(r.id)!;
+        return { id: r.id, items: specs.map((_, v) => itemColumn(items, v)) };
+      });
+      if (options.scoring === ScoringMode.EFFECTIVE) {
+        parts.push(bootstrapGrid({ variables: gridVariables, runs: gridRuns, multiplicities, confidence: options.confidence }));
+        await yieldToEventLoop();
+        continue;
+      }
+      // Conditional: each run keeps only the reports where its prediction is valid.
+      for (const [i, gridRun] of gridRuns.entries()) {
+        const items = found.get(slice[i]!.id)!;
+        const variables = gridVariables.map((v, column) => {
+          const valid = validColumn(items, column);
+          return { ...v, groups: Int32Array.from(v.groups as ArrayLike<number>, (g, report) => (valid[report] === 0 ? -1 : g)) };
+        });
+        parts.push(bootstrapGrid({ variables, runs: [gridRun], multiplicities, confidence: options.confidence }));
+        await yieldToEventLoop();
+      }
+    }
+    return { runs, grid: concatGrids(parts), variableIndex };
   }
 
   /**

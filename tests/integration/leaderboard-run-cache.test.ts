@@ -1,0 +1,142 @@
+import type { Principal } from '../../src/modules/api-key/principal';
+import { RankingLevel } from '../../src/modules/scoring/stats.types';
+import { ScoringService } from '../../src/modules/scoring/scoring.service';
+import { UseCase } from '../../src/modules/use-case/use-case.entity';
+import {
+  createLoadedDataset,
+  createProject,
+  importAnnotations,
+  importPredictions,
+  ok,
+  rowId,
+  STANDARD_REFERENCE,
+  standardPredictions,
+} from '../support/graphql-fixtures';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/**
+ * The leaderboard keeps each run's item scores by the content of its predictions: after one run
+ * lands or changes only that run's predictions are read, and the ranking equals one computed
+ * from nothing cached.
+ */
+describe('leaderboard with item scores cached per run', () => {
+  let t: TestApp;
+  let useCaseId: string;
+  let datasetId: string;
+  const admin: Principal = { keyId: 'test', projectId: null, role: null, serverAdmin: true };
+
+  const BOARD = `query($id: ID!, $ds: ID!, $scoring: ScoringMode!) { node(id: $id) { ... on UseCase {
+    leaderboard(datasetId: $ds, options: { resamples: 200, seed: 11, scoring: $scoring }) {
+      exact score lowerBound voterCount entries { rank rankCiLow rankCiHigh strategy run { id name } macroAverage { value ciLow ciHigh resamples } } } } } }`;
+
+  async function board(scoring: 'EFFECTIVE' | 'CONDITIONAL') {
+    return ok(await t.gql(BOARD, { id: useCaseId, ds: datasetId, scoring })).node.leaderboard;
+  }
+
+  /** The same leaderboard from a service with nothing cached, in GraphQL's shape. */
+  async function fresh(scoring: 'EFFECTIVE' | 'CONDITIONAL') {
+    const service = new ScoringService(t.dataSource);
+    try {
+      const useCase = await t.dataSource.getRepository(UseCase).findOneByOrFail({ id: rowId(useCaseId) });
+      const options = service.resolveOptions({ resamples: 200, seed: 11, scoring } as never);
+      const ranking = await service.leaderboard(admin, useCase, rowId(datasetId), RankingLevel.RUN, options);
+      expect(service.runItems.stats.hits).toBe(0);
+      return ranking.entries.map((e) => ({
+        rank: e.rank,
+        rankCiLow: e.rankCiLow,
+        rankCiHigh: e.rankCiHigh,
+        run: e.run!.id,
+        macroAverage: { value: e.macroAverage!.value, ciLow: e.macroAverage!.ciLow, ciHigh: e.macroAverage!.ciHigh },
+      }));
+    } finally {
+      await service.revisions.close();
+    }
+  }
+
+  function shape(entries: any[]) {
+    return entries.map((e) => ({
+      rank: e.rank,
+      rankCiLow: e.rankCiLow,
+      rankCiHigh: e.rankCiHigh,
+      run: rowId(e.run.id),
+      macroAverage: { value: e.macroAverage.value, ciLow: e.macroAverage.ciLow, ciHigh: e.macroAverage.ciHigh },
+    }));
+  }
+
+  /** Each entry's macro average equals the run's own scores (computed from its cells, not the run cache), to the bit. */
+  async function expectRunScoresAgree(entries: any[], scoring: 'EFFECTIVE' | 'CONDITIONAL') {
+    for (const entry of entries) {
+      const scores = ok(
+        await t.gql(`query($id: ID!, $scoring: ScoringMode!) { node(id: $id) { ... on Run { scores(options: { resamples: 200, seed: 11, scoring: $scoring }) {
+          macroAverage { value ciLow ciHigh } } } } }`, { id: entry.run.id, scoring }),
+      ).node.scores;
+      expect(scores.macroAverage).toEqual({ value: entry.macroAverage.value, ciLow: entry.macroAverage.ciLow, ciHigh: entry.macroAverage.ciHigh });
+    }
+  }
+
+  const rowsRead = () => t.services.scoring.runItems.stats.predictionRowsRead;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const project = await createProject(t, 'run cache');
+    const loaded = await createLoadedDataset(t, project.id);
+    useCaseId = loaded.useCase.id;
+    datasetId = loaded.datasetId;
+    await importAnnotations(t, datasetId, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true });
+    for (const [i, grades] of [['G2', 'G3', 'G1', 'G1', 'G2'], ['G1', 'G3', 'G1', 'G2', 'G2'], ['G3', 'G3', 'G2', 'G1', 'G1']].entries()) {
+      await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: `model-${i}`, content: standardPredictions(grades) });
+    }
+  });
+  afterAll(() => t.close());
+
+  it('reads every run once, then only the run that lands, and equals a fresh computation', async () => {
+    for (const scoring of ['EFFECTIVE', 'CONDITIONAL'] as const) {
+      const before = rowsRead();
+      const first = await board(scoring);
+      expect(first.entries).toHaveLength(3);
+      // Conditional scoring reuses the item scores the effective board cached.
+      expect(rowsRead() - before).toBe(scoring === 'EFFECTIVE' ? 15 : 0);
+      expect(shape(first.entries)).toEqual(await fresh(scoring));
+    }
+
+    const landed = await importPredictions(t, datasetId, {
+      format: 'JSONL',
+      layout: 'JSON_COLUMN',
+      modelName: 'model-late',
+      content: standardPredictions(['G2', 'G3', 'G1', 'Not specified', 'G2']),
+    });
+    for (const scoring of ['EFFECTIVE', 'CONDITIONAL'] as const) {
+      const before = rowsRead();
+      t.queries.length = 0;
+      const after = await board(scoring);
+      expect(after.entries).toHaveLength(4);
+      expect(after.entries.map((e: { run: { id: string } }) => e.run.id)).toContain(landed.run.id);
+      expect(rowsRead() - before).toBe(scoring === 'EFFECTIVE' ? 5 : 0);
+      expect(t.queries.filter((sql) => /SELECT run_id, report_id, cells FROM predictions/.test(sql))).toHaveLength(scoring === 'EFFECTIVE' ? 1 : 0);
+      expect(shape(after.entries)).toEqual(await fresh(scoring));
+      await expectRunScoresAgree(after.entries, scoring);
+    }
+  });
+
+  it('a prediction rewritten in place gives its run a new fingerprint: only that run is read again', async () => {
+    const entries = (await board('EFFECTIVE')).entries as { run: { id: string }; macroAverage: { value: number } }[];
+    const target = entries[entries.length - 1]!.run.id;
+    const [{ cells }] = (await t.dataSource.query(
+      `SELECT p.cells FROM predictions p JOIN reports r ON r.id = p.report_id WHERE p.run_id = $1 AND r.external_id = 'R1'`,
+      [rowId(target)],
+    )) as [{ cells: Record<string, { status: string; value?: unknown }> }];
+    const changed = { ...cells, grade: { status: 'VALUE', value: cells.grade?.value === 'G2' ? 'G3' : 'G2' } };
+    await t.dataSource.query(
+      `UPDATE predictions p SET cells = $2 FROM reports r WHERE r.id = p.report_id AND p.run_id = $1 AND r.external_id = 'R1'`,
+      [rowId(target), JSON.stringify(changed)],
+    );
+    t.services.scoring.revisions.afterWrite();
+    const before = rowsRead();
+    const after = await board('EFFECTIVE');
+    expect(rowsRead() - before).toBe(5);
+    const moved = after.entries.find((e: { run: { id: string } }) => e.run.id === target);
+    expect(moved.macroAverage.value).not.toBe(entries.find((e) => e.run.id === target)!.macroAverage.value);
+    expect(shape(after.entries)).toEqual(await fresh('EFFECTIVE'));
+    await expectRunScoresAgree(after.entries, 'EFFECTIVE');
+  });
+});
