@@ -1,4 +1,4 @@
-import { createApiKey, createDataset, createLoadedDataset, createProjectWithKeys, csv, importAnnotations, importPredictions, importReports, jsonl, ok, STANDARD_REFERENCE, unknownId, type ProjectKeys } from '../support/graphql-fixtures';
+import { createApiKey, createDataset, createLoadedDataset, createProjectWithKeys, csv, importAnnotations, importPredictions, importReports, jsonl, ok, SECOND_ANNOTATOR_ROWS, STANDARD_REFERENCE, unknownId, type ProjectKeys } from '../support/graphql-fixtures';
 import { PREDICTION_PAGE_SIZE } from '../../src/modules/export/export.service';
 import { parseWithPython } from '../support/python-parse';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -31,15 +31,7 @@ describe('exports: predictions, per-variable scores and leaderboards as CSV and 
     await importReports(t, datasetId, jsonl([{ id: AWKWARD_ID, text: 'Melanoom, Breslow 2 mm.' }]));
     const reference = STANDARD_REFERENCE + csv([[AWKWARD_ID, 'G3', 'Yes', '2', '']]).trimEnd() + '\n';
     await importAnnotations(t, datasetId, 'Consensus', 'CSV', reference, { isReference: true });
-    const second = csv([
-      ['id', 'grade', 'metastasis', 'breslow_mm', 'mitoses'],
-      ['R1', 'G2', 'No', '1.4', '3/HPF'],
-      ['R2', 'G2', 'Yes', '', ''],
-      ['R3', 'G1', 'Yes', '3.1', ''],
-      ['R4', 'Not specified', 'No', '', ''],
-      ['R5', 'G1', 'Not specified', '', ''],
-      [AWKWARD_ID, 'G3', 'Yes', '2', ''],
-    ]);
+    const second = csv([...SECOND_ANNOTATOR_ROWS, [AWKWARD_ID, 'G3', 'Yes', '2', '']]);
     await importAnnotations(t, datasetId, 'Annotator B', 'CSV', second);
     const ids = ['R1', 'R2', 'R3', 'R4', 'R5', AWKWARD_ID];
     const grades = [['G2', 'G3', 'G1', 'G1', 'G2', 'G3'], ['G1', 'G3', 'G1', 'G3', 'G2', 'weird']];

@@ -1,4 +1,4 @@
-import { createLoadedDataset, createProjectWithKeys, ENDPOINT_API_KEY, failure, importAnnotations, importPredictions, jsonl, ok, STANDARD_REFERENCE, csv, rowId, type ProjectKeys } from '../support/graphql-fixtures';
+import { createLoadedDataset, createProjectWithKeys, ENDPOINT_API_KEY, failure, importAnnotations, importPredictions, jsonl, ok, SECOND_ANNOTATOR_ROWS, STANDARD_REFERENCE, csv, rowId, type ProjectKeys } from '../support/graphql-fixtures';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm/fake-llm-server';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -36,20 +36,7 @@ describe('project bundle: a whole project exported as JSON and imported as a new
     useCaseId = loaded.useCase.id;
     datasetId = loaded.datasetId;
     await importAnnotations(t, datasetId, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true });
-    await importAnnotations(
-      t,
-      datasetId,
-      'Annotator B',
-      'CSV',
-      csv([
-        ['id', 'grade', 'metastasis', 'breslow_mm', 'mitoses'],
-        ['R1', 'G2', 'No', '1.4', '3/HPF'],
-        ['R2', 'G2', 'Yes', '', ''],
-        ['R3', 'G1', 'Yes', '3.1', ''],
-        ['R4', 'Not specified', 'No', '', ''],
-        ['R5', 'G1', 'Not specified', '', ''],
-      ]),
-    );
+    await importAnnotations(t, datasetId, 'Annotator B', 'CSV', csv(SECOND_ANNOTATOR_ROWS));
     const ids = ['R1', 'R2', 'R3', 'R4', 'R5'];
     for (const [r, grades] of [['G2', 'G3', 'G1', 'G1', 'G2'], ['G1', 'G3', 'G1', 'G3', 'G2'], ['G3', 'G3', 'G2', 'G1', 'G2']].entries()) {
       await importPredictions(t, datasetId, {

@@ -366,6 +366,16 @@ export const STANDARD_REFERENCE = csv([
   ['R5', 'G2', 'Not specified', '', ''],
 ]);
 
+/** A second annotator's rows for R1…R5 (header first), disagreeing with the reference here and there. */
+export const SECOND_ANNOTATOR_ROWS: readonly string[][] = [
+  ['id', 'grade', 'metastasis', 'breslow_mm', 'mitoses'],
+  ['R1', 'G2', 'No', '1.4', '3/HPF'],
+  ['R2', 'G2', 'Yes', '', ''],
+  ['R3', 'G1', 'Yes', '3.1', ''],
+  ['R4', 'Not specified', 'No', '', ''],
+  ['R5', 'G1', 'Not specified', '', ''],
+];
+
 /** A JSON_COLUMN predictions file for R1…R5 with the given grades. */
 export function standardPredictions(grades: string[]): string {
   return jsonl(['R1', 'R2', 'R3', 'R4', 'R5'].map((id, i) => ({ id, extracted_data: { grade: grades[i], metastasis: 'No', breslow_mm: '1,4' } })));
