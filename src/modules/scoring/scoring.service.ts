@@ -9,6 +9,8 @@ import {
   estimateFrom,
   type BootstrapGridResult,
   type Estimate as AnalyticsEstimate,
+  type GridRun,
+  type GridVariable,
 } from '../../analytics/bootstrap';
 import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/embedding/embedder';
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
@@ -1222,10 +1224,7 @@ export class ScoringService {
         const records = snapshot.records.get(run.id)!;
         const valid = new Uint8Array(specs.length * n);
         specs.forEach((spec, v) => {
-          for (let report = 0; report < n; report++) {
-            const cell = records[report]?.[spec.key];
-            valid[v * n + report] = cell === undefined || cell.status === 'INVALID' ? 0 : 1;
-          }
+          for (let report = 0; report < n; report++) valid[v * n + report] = isValidCell(records[report]?.[spec.key]) ? 1 : 0;
         });
         const items = runItemsOf(gridRun.items as Float64Array[], valid, n);
         found.set(run.id, items);
@@ -1243,21 +1242,10 @@ export class ScoringService {
         const items = found.get(r.id)!;
         return { id: r.id, items: specs.map((_, v) => itemColumn(items, v)) };
       });
-      if (options.scoring === ScoringMode.EFFECTIVE) {
-        parts.push(bootstrapGrid({ variables: gridVariables, runs: gridRuns, multiplicities, confidence: options.confidence }));
-        await yieldToEventLoop();
-        continue;
-      }
-      // Conditional: each run keeps only the reports where its prediction is valid.
-      for (const [i, gridRun] of gridRuns.entries()) {
-        const items = found.get(slice[i]!.id)!;
-        const variables = gridVariables.map((v, column) => {
-          const valid = validColumn(items, column);
-          return { ...v, groups: Int32Array.from(v.groups as ArrayLike<number>, (g, report) => (valid[report] === 0 ? -1 : g)) };
-        });
-        parts.push(bootstrapGrid({ variables, runs: [gridRun], multiplicities, confidence: options.confidence }));
-        await yieldToEventLoop();
-      }
+      await bootstrapSlice(parts, gridVariables, gridRuns, options.scoring === ScoringMode.CONDITIONAL, multiplicities, options.confidence, (i, column) => {
+        const valid = validColumn(found.get(slice[i]!.id)!, column);
+        return (report) => valid[report] !== 0;
+      });
     }
     return { runs, grid: concatGrids(parts), variableIndex };
   }
@@ -1296,27 +1284,49 @@ export class ScoringService {
           slice.map((r, i) => ({ id: r.id, records: records[start + i]! })),
           { similarity, collapsed: options.collapsed },
         );
-        if (!bootstrap || options.scoring === ScoringMode.EFFECTIVE) {
-          parts.push(bootstrapGrid({ ...input, multiplicities, confidence: options.confidence }));
-          await yieldToEventLoop();
-          continue;
-        }
-        // Conditional: each run keeps only the reports where its prediction is valid.
-        for (const [i, gridRun] of input.runs.entries()) {
+        const conditional = bootstrap && options.scoring === ScoringMode.CONDITIONAL;
+        await bootstrapSlice(parts, input.variables, input.runs, conditional, multiplicities, options.confidence, (i, column) => {
           const runRecords = records[start + i]!;
-          const variables = input.variables.map((v) => ({
-            ...v,
-            groups: Int32Array.from(v.groups as ArrayLike<number>, (g, report) => {
-              const cell = runRecords[report]?.[v.key];
-              return cell === undefined || cell.status === 'INVALID' ? -1 : g;
-            }),
-          }));
-          parts.push(bootstrapGrid({ variables, runs: [gridRun], multiplicities, confidence: options.confidence }));
-          await yieldToEventLoop();
-        }
+          const key = input.variables[column]!.key;
+          return (report) => isValidCell(runRecords[report]?.[key]);
+        });
       }
       grid = concatGrids(parts);
     }
     return { frame, reference, references, runs, records, similarity, embedder, grid, variableIndex };
+  }
+}
+
+/** A prediction cell that conditional scoring keeps: present and not INVALID. */
+function isValidCell(cell: { status: string } | undefined): boolean {
+  return cell !== undefined && cell.status !== 'INVALID';
+}
+
+/**
+ * Bootstraps one slice of runs on the shared resamples into `parts`, with a turn of the event
+ * loop after each grid: all runs in one grid, or (conditional scoring) each run on its own grid
+ * whose variables keep only the reports where `validOf(run, variable)` holds.
+ */
+async function bootstrapSlice(
+  parts: BootstrapGridResult[],
+  variables: readonly GridVariable[],
+  runs: readonly GridRun[],
+  conditional: boolean,
+  multiplicities: Int32Array,
+  confidence: number,
+  validOf: (run: number, variable: number) => (report: number) => boolean,
+): Promise<void> {
+  if (!conditional) {
+    parts.push(bootstrapGrid({ variables, runs, multiplicities, confidence }));
+    await yieldToEventLoop();
+    return;
+  }
+  for (const [i, run] of runs.entries()) {
+    const kept = variables.map((v, column) => {
+      const valid = validOf(i, column);
+      return { ...v, groups: Int32Array.from(v.groups as ArrayLike<number>, (g, report) => (valid(report) ? g : -1)) };
+    });
+    parts.push(bootstrapGrid({ variables: kept, runs: [run], multiplicities, confidence }));
+    await yieldToEventLoop();
   }
 }
