@@ -107,6 +107,112 @@ function bodyOf(body: unknown): string | Buffer | undefined {
   throw new TypeError('this fetch sends string or byte bodies only');
 }
 
+/** Response headers as node:http parsed them (names lower-case), read-only. */
+export class PlainHeaders implements Iterable<[string, string]> {
+  private readonly map = new Map<string, string>();
+
+  constructor(raw: http.IncomingHttpHeaders) {
+    for (const [key, value] of Object.entries(raw)) {
+      if (Array.isArray(value)) this.map.set(key, value.join(', '));
+      else if (value !== undefined) this.map.set(key, value);
+    }
+  }
+
+  get(name: string): string | null {
+    return this.map.get(name.toLowerCase()) ?? null;
+  }
+
+  has(name: string): boolean {
+    return this.map.has(name.toLowerCase());
+  }
+
+  forEach(callback: (value: string, key: string) => void): void {
+    for (const [key, value] of this.map) callback(value, key);
+  }
+
+  entries(): IterableIterator<[string, string]> {
+    return this.map.entries();
+  }
+
+  keys(): IterableIterator<string> {
+    return this.map.keys();
+  }
+
+  values(): IterableIterator<string> {
+    return this.map.values();
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, string]> {
+    return this.map.entries();
+  }
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+/**
+ * A fully read answer: what `fetch`'s Response offers for reading it once. The body is decoded
+ * as UTF-8 with a byte-order mark dropped and malformed bytes replaced, as Response.text() does.
+ */
+export class BufferedResponse {
+  readonly ok: boolean;
+  readonly redirected = false;
+  readonly type = 'basic';
+  private used = false;
+
+  constructor(
+    private readonly bytes: Buffer | null,
+    readonly status: number,
+    readonly statusText: string,
+    readonly headers: PlainHeaders,
+    readonly url: string,
+  ) {
+    this.ok = status >= 200 && status <= 299;
+  }
+
+  get bodyUsed(): boolean {
+    return this.used;
+  }
+
+  /** A stream of the bytes, made only when asked for (the SDK cancels it on failures). */
+  get body(): ReadableStream<Uint8Array> | null {
+    if (this.bytes === null) return null;
+    const bytes = this.bytes;
+    return new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        controller.close();
+      },
+    });
+  }
+
+  private take(): Buffer {
+    if (this.used) throw new TypeError('Body is unusable: Body has already been read');
+    this.used = true;
+    return this.bytes ?? Buffer.alloc(0);
+  }
+
+  text(): Promise<string> {
+    try {
+      return Promise.resolve(utf8.decode(this.take()));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text()) as unknown;
+  }
+
+  arrayBuffer(): Promise<ArrayBuffer> {
+    try {
+      const bytes = this.take();
+      return Promise.resolve(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+}
+
 const connectionError = (cause: unknown): TypeError => Object.assign(new TypeError('fetch failed'), { cause });
 
 export function createHttpFetch(options: HttpFetchOptions = {}): typeof fetch {
@@ -149,11 +255,6 @@ export function createHttpFetch(options: HttpFetchOptions = {}): typeof fetch {
         url,
         { method: init?.method ?? 'GET', headers, agent, ...(lookup ? { lookup } : {}) },
         (response) => {
-          const responseHeaders = new Headers();
-          for (const [key, value] of Object.entries(response.headers)) {
-            if (Array.isArray(value)) for (const v of value) responseHeaders.append(key, v);
-            else if (value !== undefined) responseHeaders.set(key, value);
-          }
           const status = response.statusCode ?? 500;
           const statusText = response.statusMessage ?? '';
           const nullBody = status === 204 || status === 304 || init?.method === 'HEAD';
@@ -182,6 +283,11 @@ export function createHttpFetch(options: HttpFetchOptions = {}): typeof fetch {
               if (!response.complete) response.destroy();
             });
             response.once('close', finish);
+            const responseHeaders = new Headers();
+            for (const [key, value] of Object.entries(response.headers)) {
+              if (Array.isArray(value)) for (const v of value) responseHeaders.append(key, v);
+              else if (value !== undefined) responseHeaders.set(key, value);
+            }
             resolve(new Response(Readable.toWeb(response.pipe(bounded)) as ReadableStream<Uint8Array>, { status, statusText, headers: responseHeaders }));
             return;
           }
@@ -200,7 +306,8 @@ export function createHttpFetch(options: HttpFetchOptions = {}): typeof fetch {
             finish();
             if (settled) return;
             settled = true;
-            resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText, headers: responseHeaders }));
+            const bytes = nullBody ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+            resolve(new BufferedResponse(bytes, status, statusText, new PlainHeaders(response.headers), url.href) as unknown as Response);
           });
           response.once('error', fail);
         },

@@ -18,7 +18,8 @@
  *   "The model `x` does not exist." unless `strictModels: false`.
  * - `apiKey`: when set, requests without `Authorization: Bearer <apiKey>` get 401
  *   `{"error":"Unauthorized"}` (vLLM's `--api-key` middleware).
- * - `latencyMs`: delay before every response (added to a response spec's `delayMs`).
+ * - `latencyMs`: time from a request's arrival to its answer, as a GPU server's fixed service
+ *   time: reading and parsing the request count toward it (a response spec's `delayMs` is added).
  * - `reasoningField`: where reasoning goes: `'reasoning_content'` (vLLM ≤0.10, SGLang; default),
  *   `'reasoning'` (newer vLLM, Ollama) or `'both'`.
  * - `rejectParams`: body keys that make the server answer 400 (e.g. `['response_format']` for a
@@ -868,7 +869,10 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     return '{}';
   };
 
-  const handleChat = async (res: ServerResponse, record: RecordedRequest): Promise<void> => {
+  /** What is left of `latencyMs` for a request that arrived at `arrivedAt` (performance.now()). */
+  const latencyLeft = (arrivedAt: number): number => settings.latencyMs - (performance.now() - arrivedAt);
+
+  const handleChat = async (res: ServerResponse, record: RecordedRequest, arrivedAt: number): Promise<void> => {
     const body = record.body as FakeChatBody | undefined;
     if (!body || typeof body !== 'object' || Array.isArray(body)) {
       sendError(res, 400, 'Invalid JSON body');
@@ -911,7 +915,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     }
     queryPrefixCache(engine, ctx.allText);
     const spec = await resolveChatSpec(body, ctx);
-    await sleep(settings.latencyMs + (spec.delayMs ?? 0));
+    await sleep(latencyLeft(arrivedAt) + (spec.delayMs ?? 0));
     if (res.destroyed || res.socket === null || res.socket.destroyed) return;
     if (spec.dropConnection) {
       res.socket?.destroy();
@@ -1022,7 +1026,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     countSuccess(ctx.model, promptTokens, completionTokens, finishReason);
   };
 
-  const handleEmbeddings = async (res: ServerResponse, record: RecordedRequest): Promise<void> => {
+  const handleEmbeddings = async (res: ServerResponse, record: RecordedRequest, arrivedAt: number): Promise<void> => {
     const body = record.body as Record<string, unknown> | undefined;
     if (!body || typeof body !== 'object') {
       sendError(res, 400, 'Invalid JSON body');
@@ -1045,7 +1049,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     }
     const ctx: FakeEmbeddingContext = { index: embeddingCount++, model: String(body['model']), request: record };
     const spec = (embeddingHandler ? await embeddingHandler(inputs, ctx) : undefined) ?? {};
-    await sleep(settings.latencyMs + (spec.delayMs ?? 0));
+    await sleep(latencyLeft(arrivedAt) + (spec.delayMs ?? 0));
     if (res.destroyed || res.socket === null || res.socket.destroyed) return;
     if (spec.dropConnection) {
       res.socket?.destroy();
@@ -1078,6 +1082,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const arrivedAt = performance.now();
     const rawBody = await readBody(req);
     let body: unknown;
     try {
@@ -1141,8 +1146,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     // `open` routes live outside /v1, which is all that vLLM's --api-key middleware guards.
     const routes: Record<string, { method: string; open?: boolean; run: () => Promise<void> | void }> = {
       '/v1/models': { method: 'GET', run: () => sendJson(res, 200, modelCards()) },
-      '/v1/chat/completions': { method: 'POST', run: () => handleChat(res, record) },
-      '/v1/embeddings': { method: 'POST', run: () => handleEmbeddings(res, record) },
+      '/v1/chat/completions': { method: 'POST', run: () => handleChat(res, record, arrivedAt) },
+      '/v1/embeddings': { method: 'POST', run: () => handleEmbeddings(res, record, arrivedAt) },
       '/_fake/stats': { method: 'GET', open: true, run: () => sendJson(res, 200, { ...stats }) },
       '/_fake/faults': { method: 'GET', open: true, run: () => sendJson(res, 200, { ...faultCounts }) },
       '/_fake/reset-stats': {
