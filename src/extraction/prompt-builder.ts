@@ -210,6 +210,43 @@ export function scopeReasoning(
     .join('\n');
 }
 
+interface VariableTexts {
+  fields: string;
+  json_template: string;
+  keys: string;
+}
+
+/**
+ * The placeholders that depend on the variables only, kept per variables array (a run's
+ * snapshot sends the same one with every report) and scope: the text of every report's prompt
+ * before the report is the same string, built once.
+ */
+const variableTextCache = new WeakMap<readonly ExtractionVariable[], Map<string, VariableTexts>>();
+
+function variableTexts(
+  all: readonly ExtractionVariable[],
+  vars: readonly ExtractionVariable[],
+  scopeKeys: readonly string[] | null,
+  missingTokens: readonly string[] | null | undefined,
+): VariableTexts {
+  const key = JSON.stringify([scopeKeys, missingTokens ?? null]);
+  let byScope = variableTextCache.get(all);
+  if (!byScope) {
+    byScope = new Map();
+    variableTextCache.set(all, byScope);
+  }
+  let texts = byScope.get(key);
+  if (!texts) {
+    texts = {
+      fields: renderFieldInstructions(vars, missingTokens),
+      json_template: renderJsonTemplate(vars),
+      keys: vars.map((v) => JSON.stringify(v.key)).join(', '),
+    };
+    byScope.set(key, texts);
+  }
+  return texts;
+}
+
 /** The labelled sections of the prompt, before the system-role and merging options apply. */
 export function buildPromptSections(opts: BuildPromptOptions): PromptSection[] {
   const all = sortVariables(opts.variables);
@@ -223,9 +260,7 @@ export function buildPromptSections(opts: BuildPromptOptions): PromptSection[] {
   const previous = opts.previousAnswers && Object.keys(opts.previousAnswers).length > 0 ? opts.previousAnswers : null;
 
   const values: Record<string, string> = {
-    fields: renderFieldInstructions(vars, opts.missingTokens),
-    json_template: renderJsonTemplate(vars),
-    keys: vars.map((v) => JSON.stringify(v.key)).join(', '),
+    ...variableTexts(opts.variables, vars, scopeKeys, opts.missingTokens),
     report: opts.report.text,
     report_id: opts.report.id,
     n_examples: String(examples.length),
