@@ -85,8 +85,6 @@ export interface RunFingerprint {
 
 export interface RunSnapshot {
   fingerprints: Map<string, RunFingerprint>;
-  /** Cells of the runs `load` asked for (report order), read in the same snapshot as the fingerprints. */
-  records: Map<string, RecordRow[]>;
   /** Prediction rows decoded. */
   rowsRead: number;
 }
@@ -97,14 +95,20 @@ export interface RunSnapshot {
  * are exactly the ones the fingerprint describes, whatever commits meanwhile. The digest covers
  * each row's id and `xmin` (the transaction that wrote this version of the row), so it is
  * computed without reading any cell.
+ *
+ * The wanted runs' cells are handed to `consume` in groups of `runsPerGroup` runs (in the order
+ * of `runIds`), each group read after the previous one was consumed: only one group's cells are
+ * held at a time, whatever the number of runs and reports.
  */
 export async function loadRunSnapshot(
   dataSource: DataSource,
   frame: DatasetFrame,
   runIds: string[],
   load: (runId: string, fingerprint: RunFingerprint) => boolean,
+  consume: (records: Map<string, RecordRow[]>) => Promise<void>,
+  runsPerGroup: number,
 ): Promise<RunSnapshot> {
-  if (runIds.length === 0) return { fingerprints: new Map(), records: new Map(), rowsRead: 0 };
+  if (runIds.length === 0) return { fingerprints: new Map(), rowsRead: 0 };
   return inSnapshot(dataSource, async (runner) => {
     const rows = (await runner.query(
       `SELECT run_id, count(*)::int AS n, md5(string_agg(id::text || '.' || xmin::text, ',' ORDER BY id)) AS digest
@@ -115,8 +119,11 @@ export async function loadRunSnapshot(
     const fingerprints = new Map<string, RunFingerprint>(runIds.map((id) => [id, byRun.get(id) ?? { rows: 0, digest: '' }]));
     const wanted = runIds.filter((id) => load(id, fingerprints.get(id)!));
     let rowsRead = 0;
-    const records = wanted.length === 0 ? new Map<string, RecordRow[]>() : await readRunRecords(runner, frame, wanted, (n) => (rowsRead += n));
-    return { fingerprints, records, rowsRead };
+    const step = Math.max(1, Math.floor(runsPerGroup));
+    for (let start = 0; start < wanted.length; start += step) {
+      await consume(await readRunRecords(runner, frame, wanted.slice(start, start + step), (n) => (rowsRead += n)));
+    }
+    return { fingerprints, rowsRead };
   });
 }
 
