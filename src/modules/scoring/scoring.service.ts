@@ -57,7 +57,7 @@ import type {
 import { checkSizeBinEdges, checkStratum, groupLabel, selects, stratumLabeller, unitObservations } from './observations';
 import { loadReportMetadata } from './scoring-data';
 import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strategy-effects';
-import { concatGrids, rankIntervalsInSlices, yieldToEventLoop } from './chunked';
+import { bootstrapMultiplicitiesInSlices, concatGrids, rankIntervalsInSlices, yieldToEventLoop } from './chunked';
 import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, runItemsOf, validColumn, type RunItems } from './run-item-cache';
 import { loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow, type RunFingerprint } from './scoring-data';
 import {
@@ -1257,7 +1257,7 @@ export class ScoringService {
     );
     this.runItems.stats.predictionRowsRead += snapshot.rowsRead;
     const B = Math.max(options.resamples, 1);
-    const multiplicities = bootstrapMultiplicities(n, B, options.seed);
+    const multiplicities = await bootstrapMultiplicitiesInSlices(n, B, options.seed);
     const parts: BootstrapGridResult[] = [];
     for (let start = 0; start < runs.length; start += runsPerSlice) {
       const slice = runs.slice(start, start + runsPerSlice);
@@ -1297,7 +1297,7 @@ export class ScoringService {
     let grid: BootstrapGridResult | null = null;
     if (runs.length > 0 && specs.length > 0) {
       const B = Math.max(options.resamples, 1);
-      const multiplicities = bootstrapMultiplicities(frame.reportIds.length, B, options.seed);
+      const multiplicities = await bootstrapMultiplicitiesInSlices(frame.reportIds.length, B, options.seed);
       const parts: BootstrapGridResult[] = [];
       const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(frame.reportIds.length);
       for (let start = 0; start < runs.length; start += runsPerSlice) {
