@@ -38,23 +38,38 @@ export async function loadFrame(dataSource: DataSource, datasetId: string): Prom
   };
 }
 
-/** One annotator's values as reference records in report order (undefined: not annotated). */
+/** Annotation rows read per statement (as RECORD_PAGE_ROWS for predictions: one page is one turn of the loop). */
+const ANNOTATION_PAGE_ROWS = 5000;
+
+/**
+ * One annotator's values as reference records in report order (undefined: not annotated), read
+ * in pages (by report and variable) of one snapshot: 20,000 reports × 16 variables are 320,000
+ * rows, which parsed at once kept every other request waiting.
+ */
 export async function loadAnnotatorRecords(dataSource: DataSource, frame: DatasetFrame, annotatorId: string): Promise<RecordRow[]> {
   const keyOf = new Map(frame.variables.map((v) => [v.id, v.key]));
-  const rows = (await dataSource.query('SELECT report_id, variable_id, value, status FROM annotations WHERE annotator_id = $1', [annotatorId])) as {
-    report_id: string;
-    variable_id: string;
-    value: unknown;
-    status: 'VALUE' | 'MISSING' | 'INVALID';
-  }[];
   const records: (Record<string, RecordCell> | undefined)[] = new Array(frame.reportIds.length).fill(undefined);
-  for (const row of rows) {
-    const i = frame.index.get(row.report_id);
-    const key = keyOf.get(row.variable_id);
-    if (i === undefined || key === undefined || row.status === 'INVALID') continue;
-    const record = (records[i] ??= {});
-    record[key] = row.status === 'VALUE' ? ({ status: 'VALUE', value: row.value } as NormalisedCell) : { status: 'MISSING' };
-  }
+  await inSnapshot(dataSource, async (runner) => {
+    let after: [string, string] = ['00000000-0000-0000-0000-000000000000', '00000000-0000-0000-0000-000000000000'];
+    for (;;) {
+      const rows = (await runner.query(
+        `SELECT report_id, variable_id, value, status FROM annotations
+         WHERE annotator_id = $1 AND (report_id, variable_id) > ($2::uuid, $3::uuid)
+         ORDER BY report_id, variable_id LIMIT ${ANNOTATION_PAGE_ROWS}`,
+        [annotatorId, ...after],
+      )) as { report_id: string; variable_id: string; value: unknown; status: 'VALUE' | 'MISSING' | 'INVALID' }[];
+      for (const row of rows) {
+        const i = frame.index.get(row.report_id);
+        const key = keyOf.get(row.variable_id);
+        if (i === undefined || key === undefined || row.status === 'INVALID') continue;
+        const record = (records[i] ??= {});
+        record[key] = row.status === 'VALUE' ? ({ status: 'VALUE', value: row.value } as NormalisedCell) : { status: 'MISSING' };
+      }
+      if (rows.length < ANNOTATION_PAGE_ROWS) break;
+      const last = rows[rows.length - 1]!;
+      after = [last.report_id, last.variable_id];
+    }
+  });
   return records;
 }
 
