@@ -6,6 +6,10 @@
  * statistics cache first (the per-run item scores too, where the server has them); "after one
  * more run lands" imports one more run and then asks for a leaderboard asked before the import.
  *
+ * The server runs in this process: "peak RSS" is this process's resident set, sampled every
+ * 20 ms during each cold request (the client's own share is the generated data, small next to it),
+ * and the whole process's maximum (import included) from getrusage.
+ *
  *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3]
  */
 import { argument, lcg, startBenchServer } from '../support/bench-server';
@@ -89,6 +93,7 @@ async function main(): Promise<void> {
     const cold: number[] = [];
     const cached: number[] = [];
     const healthWorst: number[] = [];
+    const peakRss: number[] = [];
     // Where the server keeps item scores per run, cold means those are gone too.
     const clearRunCache = () => (server.services.scoring as { runItems?: { clear(): void } }).runItems?.clear();
     for (let i = 0; i < repeats; i++) {
@@ -98,6 +103,10 @@ async function main(): Promise<void> {
       // Meanwhile another client polls /healthz: its slowest answer is how long the cold
       // computation kept other requests waiting.
       let polling = true;
+      let rssPeak = process.memoryUsage.rss();
+      const rssTimer = setInterval(() => {
+        rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+      }, 20);
       const poll = (async () => {
         let worst = 0;
         while (polling) {
@@ -111,6 +120,8 @@ async function main(): Promise<void> {
       const result = await gql(query, { u: useCase, d: dataset, seed: 1000 + i });
       cold.push(Number(process.hrtime.bigint() - started) / 1e6);
       polling = false;
+      clearInterval(rssTimer);
+      peakRss.push(Math.max(rssPeak, process.memoryUsage.rss()) / 2 ** 20);
       healthWorst.push(await poll);
       if (result.node.leaderboard.entries.length !== RUNS) throw new Error('leaderboard incomplete');
       started = process.hrtime.bigint();
@@ -134,6 +145,7 @@ async function main(): Promise<void> {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     process.stdout.write(`leaderboard cold: median ${median(cold).toFixed(0)} ms (runs ${cold.map((x) => x.toFixed(0)).join(', ')})\n`);
     process.stdout.write(`/healthz during the cold computation, slowest answer: median ${median(healthWorst).toFixed(0)} ms (runs ${healthWorst.map((x) => x.toFixed(0)).join(', ')})\n`);
+    process.stdout.write(`peak RSS during the cold computation: median ${median(peakRss).toFixed(0)} MB (runs ${peakRss.map((x) => x.toFixed(0)).join(', ')}); process maximum ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB\n`);
     process.stdout.write(`leaderboard cached: median ${median(cached).toFixed(1)} ms (runs ${cached.map((x) => x.toFixed(1)).join(', ')})\n`);
     if (landings > 0) {
       process.stdout.write(`import of one more run: median ${median(landedImport).toFixed(0)} ms (runs ${landedImport.map((x) => x.toFixed(0)).join(', ')})\n`);

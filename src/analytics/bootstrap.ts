@@ -65,36 +65,55 @@ export function bootstrapMultiplicities(n: number, B: number, seed: number = DEF
     }
     return w;
   }
+  multiplicityRows(n, seed).fill(w, 0, B);
+  return w;
+}
+
+/**
+ * The rows of bootstrapMultiplicities(n, ·, seed) in order, drawn on demand: `fill(w, from, to)`
+ * writes rows from..to − 1 of the matrix into `w` (B × n, zero where written), continuing the
+ * generator where the previous call stopped, so rows drawn in several calls (`from` = the
+ * previous `to`) are the matrix drawn at once, bit for bit. For n − 1 ≤ 2^32 − 1.
+ */
+export function multiplicityRows(n: number, seed: number): { fill(w: Int32Array, from: number, to: number): void } {
   // pure-rand 7's xoroshiro128plus(seed).unsafeNext() and unsafeUniformIntDistribution(0, n − 1)
   // inlined (same state words, same rejection threshold), which draws the same matrix without a
   // call and an object per draw; a unit test compares the two bit for bit.
-  let s01 = -1;
-  let s00 = ~seed;
-  let s11 = seed | 0;
-  let s10 = 0;
+  const state = [-1, ~seed, seed | 0, 0];
   const maxAllowed = n > 2 ? ~~(0x100000000 / n) * n : 0x100000000;
-  for (let b = 0; b < B; b++) {
-    const off = b * n;
-    for (let k = 0; k < n; k++) {
-      let v: number;
-      do {
-        const out = (s00 + s10) | 0;
-        const a0 = s10 ^ s00;
-        const a1 = s11 ^ s01;
-        const t00 = s00;
-        const t01 = s01;
-        s00 = (t00 << 24) ^ (t01 >>> 8) ^ a0 ^ (a0 << 16);
-        s01 = (t01 << 24) ^ (t00 >>> 8) ^ a1 ^ ((a1 << 16) | (a0 >>> 16));
-        s10 = (a1 << 5) ^ (a0 >>> 27);
-        s11 = (a0 << 5) ^ (a1 >>> 27);
-        v = out + 0x80000000;
-      } while (v >= maxAllowed);
-      // v < 2^32, so the float quotient is within 2^-21 / n of v / n and its floor is exact:
-      // this is v % n without the slow float remainder.
-      w[off + v - Math.floor(v / n) * n]!++;
-    }
-  }
-  return w;
+  return {
+    fill(w, from, to) {
+      let s01 = state[0]!;
+      let s00 = state[1]!;
+      let s11 = state[2]!;
+      let s10 = state[3]!;
+      for (let b = from; b < to; b++) {
+        const off = b * n;
+        for (let k = 0; k < n; k++) {
+          let v: number;
+          do {
+            const out = (s00 + s10) | 0;
+            const a0 = s10 ^ s00;
+            const a1 = s11 ^ s01;
+            const t00 = s00;
+            const t01 = s01;
+            s00 = (t00 << 24) ^ (t01 >>> 8) ^ a0 ^ (a0 << 16);
+            s01 = (t01 << 24) ^ (t00 >>> 8) ^ a1 ^ ((a1 << 16) | (a0 >>> 16));
+            s10 = (a1 << 5) ^ (a0 >>> 27);
+            s11 = (a0 << 5) ^ (a1 >>> 27);
+            v = out + 0x80000000;
+          } while (v >= maxAllowed);
+          // v < 2^32, so the float quotient is within 2^-21 / n of v / n and its floor is exact:
+          // this is v % n without the slow float remainder.
+          w[off + v - Math.floor(v / n) * n]!++;
+        }
+      }
+      state[0] = s01;
+      state[1] = s00;
+      state[2] = s11;
+      state[3] = s10;
+    },
+  };
 }
 
 /**

@@ -34,8 +34,8 @@ describe('leaderboard with item scores cached per run', () => {
   }
 
   /** The same leaderboard from a service with nothing cached, in GraphQL's shape. */
-  async function fresh(scoring: 'EFFECTIVE' | 'CONDITIONAL') {
-    const service = new ScoringService(t.dataSource);
+  async function fresh(scoring: 'EFFECTIVE' | 'CONDITIONAL', runsPerSlice?: number) {
+    const service = new ScoringService(t.dataSource, null, runsPerSlice === undefined ? {} : { runsPerSlice });
     try {
       const useCase = await t.dataSource.getRepository(UseCase).findOneByOrFail({ id: rowId(useCaseId) });
       const options = service.resolveOptions({ resamples: 200, seed: 11, scoring } as never);
@@ -88,6 +88,18 @@ describe('leaderboard with item scores cached per run', () => {
     }
   });
   afterAll(() => t.close());
+
+  it('reads and scores the runs a slice at a time with the same numbers as all at once', async () => {
+    for (const scoring of ['EFFECTIVE', 'CONDITIONAL'] as const) {
+      const whole = await fresh(scoring);
+      t.queries.length = 0;
+      const oneByOne = await fresh(scoring, 1);
+      // One read of cells per run: only one run's cells are held at a time.
+      expect(t.queries.filter((sql) => /SELECT run_id, report_id, cells FROM predictions/.test(sql))).toHaveLength(3);
+      expect(oneByOne).toEqual(whole);
+      expect(await fresh(scoring, 2)).toEqual(whole);
+    }
+  });
 
   it('reads every run once, then only the run that lands, and equals a fresh computation', async () => {
     for (const scoring of ['EFFECTIVE', 'CONDITIONAL'] as const) {

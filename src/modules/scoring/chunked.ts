@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { BootstrapGridResult } from '../../analytics/bootstrap';
+import { bootstrapMultiplicities, multiplicityRows, type BootstrapGridResult } from '../../analytics/bootstrap';
 import { kemenyRankIntervals, quantileType7Sorted, rankCeil, rankFloor, type RankIntervalOptions } from '../../analytics/rank-intervals';
 
 /**
@@ -9,6 +9,28 @@ import { kemenyRankIntervals, quantileType7Sorted, rankCeil, rankFloor, type Ran
  * rank intervals.
  */
 export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Multiplicities drawn per slice of bootstrapMultiplicitiesInSlices (~10 ms). */
+const DRAWS_PER_SLICE = 1 << 20;
+
+/**
+ * bootstrapMultiplicities(n, B, seed), bit for bit, drawn a slice of rows at a time: at 20,000
+ * reports × 1000 resamples the matrix is 20 million draws, too long for one turn of the loop.
+ */
+export async function bootstrapMultiplicitiesInSlices(n: number, B: number, seed: number): Promise<Int32Array> {
+  const rowsPerSlice = Math.max(1, Math.floor(DRAWS_PER_SLICE / Math.max(n, 1)));
+  if (n * B <= DRAWS_PER_SLICE || !(n >= 1 && B >= 1 && Number.isSafeInteger(n) && Number.isSafeInteger(B) && Number.isSafeInteger(seed) && n - 1 <= 0xffffffff)) {
+    // Small, or arguments that bootstrapMultiplicities itself checks and rejects.
+    return bootstrapMultiplicities(n, B, seed);
+  }
+  const w = new Int32Array(B * n);
+  const rows = multiplicityRows(n, seed);
+  for (let from = 0; from < B; from += rowsPerSlice) {
+    rows.fill(w, from, Math.min(B, from + rowsPerSlice));
+    await yieldToEventLoop();
+  }
+  return w;
+}
 
 /** Time one slice of rank-interval replicates aims at; the number per slice follows from it. */
 const RANK_SLICE_MS = 20;

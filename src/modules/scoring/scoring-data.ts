@@ -38,23 +38,38 @@ export async function loadFrame(dataSource: DataSource, datasetId: string): Prom
   };
 }
 
-/** One annotator's values as reference records in report order (undefined: not annotated). */
+/** Annotation rows read per statement (as RECORD_PAGE_ROWS for predictions: one page is one turn of the loop). */
+const ANNOTATION_PAGE_ROWS = 5000;
+
+/**
+ * One annotator's values as reference records in report order (undefined: not annotated), read
+ * in pages (by report and variable) of one snapshot: 20,000 reports × 16 variables are 320,000
+ * rows, which parsed at once kept every other request waiting.
+ */
 export async function loadAnnotatorRecords(dataSource: DataSource, frame: DatasetFrame, annotatorId: string): Promise<RecordRow[]> {
   const keyOf = new Map(frame.variables.map((v) => [v.id, v.key]));
-  const rows = (await dataSource.query('SELECT report_id, variable_id, value, status FROM annotations WHERE annotator_id = $1', [annotatorId])) as {
-    report_id: string;
-    variable_id: string;
-    value: unknown;
-    status: 'VALUE' | 'MISSING' | 'INVALID';
-  }[];
   const records: (Record<string, RecordCell> | undefined)[] = new Array(frame.reportIds.length).fill(undefined);
-  for (const row of rows) {
-    const i = frame.index.get(row.report_id);
-    const key = keyOf.get(row.variable_id);
-    if (i === undefined || key === undefined || row.status === 'INVALID') continue;
-    const record = (records[i] ??= {});
-    record[key] = row.status === 'VALUE' ? ({ status: 'VALUE', value: row.value } as NormalisedCell) : { status: 'MISSING' };
-  }
+  await inSnapshot(dataSource, async (runner) => {
+    let after: [string, string] = ['00000000-0000-0000-0000-000000000000', '00000000-0000-0000-0000-000000000000'];
+    for (;;) {
+      const rows = (await runner.query(
+        `SELECT report_id, variable_id, value, status FROM annotations
+         WHERE annotator_id = $1 AND (report_id, variable_id) > ($2::uuid, $3::uuid)
+         ORDER BY report_id, variable_id LIMIT ${ANNOTATION_PAGE_ROWS}`,
+        [annotatorId, ...after],
+      )) as { report_id: string; variable_id: string; value: unknown; status: 'VALUE' | 'MISSING' | 'INVALID' }[];
+      for (const row of rows) {
+        const i = frame.index.get(row.report_id);
+        const key = keyOf.get(row.variable_id);
+        if (i === undefined || key === undefined || row.status === 'INVALID') continue;
+        const record = (records[i] ??= {});
+        record[key] = row.status === 'VALUE' ? ({ status: 'VALUE', value: row.value } as NormalisedCell) : { status: 'MISSING' };
+      }
+      if (rows.length < ANNOTATION_PAGE_ROWS) break;
+      const last = rows[rows.length - 1]!;
+      after = [last.report_id, last.variable_id];
+    }
+  });
   return records;
 }
 
@@ -85,8 +100,6 @@ export interface RunFingerprint {
 
 export interface RunSnapshot {
   fingerprints: Map<string, RunFingerprint>;
-  /** Cells of the runs `load` asked for (report order), read in the same snapshot as the fingerprints. */
-  records: Map<string, RecordRow[]>;
   /** Prediction rows decoded. */
   rowsRead: number;
 }
@@ -97,14 +110,20 @@ export interface RunSnapshot {
  * are exactly the ones the fingerprint describes, whatever commits meanwhile. The digest covers
  * each row's id and `xmin` (the transaction that wrote this version of the row), so it is
  * computed without reading any cell.
+ *
+ * The wanted runs' cells are handed to `consume` in groups of `runsPerGroup` runs (in the order
+ * of `runIds`), each group read after the previous one was consumed: only one group's cells are
+ * held at a time, whatever the number of runs and reports.
  */
 export async function loadRunSnapshot(
   dataSource: DataSource,
   frame: DatasetFrame,
   runIds: string[],
   load: (runId: string, fingerprint: RunFingerprint) => boolean,
+  consume: (records: Map<string, RecordRow[]>) => Promise<void>,
+  runsPerGroup: number,
 ): Promise<RunSnapshot> {
-  if (runIds.length === 0) return { fingerprints: new Map(), records: new Map(), rowsRead: 0 };
+  if (runIds.length === 0) return { fingerprints: new Map(), rowsRead: 0 };
   return inSnapshot(dataSource, async (runner) => {
     const rows = (await runner.query(
       `SELECT run_id, count(*)::int AS n, md5(string_agg(id::text || '.' || xmin::text, ',' ORDER BY id)) AS digest
@@ -115,8 +134,11 @@ export async function loadRunSnapshot(
     const fingerprints = new Map<string, RunFingerprint>(runIds.map((id) => [id, byRun.get(id) ?? { rows: 0, digest: '' }]));
     const wanted = runIds.filter((id) => load(id, fingerprints.get(id)!));
     let rowsRead = 0;
-    const records = wanted.length === 0 ? new Map<string, RecordRow[]>() : await readRunRecords(runner, frame, wanted, (n) => (rowsRead += n));
-    return { fingerprints, records, rowsRead };
+    const step = Math.max(1, Math.floor(runsPerGroup));
+    for (let start = 0; start < wanted.length; start += step) {
+      await consume(await readRunRecords(runner, frame, wanted.slice(start, start + step), (n) => (rowsRead += n)));
+    }
+    return { fingerprints, rowsRead };
   });
 }
 

@@ -57,9 +57,9 @@ import type {
 import { checkSizeBinEdges, checkStratum, groupLabel, selects, stratumLabeller, unitObservations } from './observations';
 import { loadReportMetadata } from './scoring-data';
 import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strategy-effects';
-import { concatGrids, rankIntervalsInSlices, yieldToEventLoop } from './chunked';
+import { bootstrapMultiplicitiesInSlices, concatGrids, rankIntervalsInSlices, yieldToEventLoop } from './chunked';
 import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, runItemsOf, validColumn, type RunItems } from './run-item-cache';
-import { loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow } from './scoring-data';
+import { loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow, type RunFingerprint } from './scoring-data';
 import {
   Metric,
   ModelGrouping,
@@ -96,6 +96,14 @@ const MAX_RESAMPLES = 10_000;
 /** The MISSING value as a nominal rating (a category of its own, docs/scoring.md §1). */
 const MISSING_RATING = '\u2205MISSING';
 const RUNS_PER_SLICE = 16;
+
+/**
+ * Runs per slice of the grid at `reports` reports: 16 at the paper's 1,252 reports, fewer on
+ * bigger datasets so that a slice stays about as long (its cost grows with runs × reports).
+ */
+function runsPerSliceOf(reports: number): number {
+  return Math.max(1, Math.min(RUNS_PER_SLICE, Math.floor((RUNS_PER_SLICE * 1252) / Math.max(reports, 1))));
+}
 
 function toEstimate(e: AnalyticsEstimate | null, resamples: number): Estimate | null {
   if (!e || !Number.isFinite(e.value)) return null;
@@ -185,12 +193,16 @@ export class ScoringService {
   /** Item scores per run by content key, shared by every computation of this process. */
   readonly runItems: RunItemCache;
 
+  /** Runs per slice of the grid (and per read of predictions); by default from the number of reports. */
+  private readonly runsPerSlice: ((reports: number) => number) | undefined;
+
   constructor(
     private readonly dataSource: DataSource,
     private embedderResolver: EmbedderResolver | null = null,
-    options: { runCacheBytes?: number } = {},
+    options: { runCacheBytes?: number; runsPerSlice?: number } = {},
   ) {
     this.cache = new AnalyticsCache(dataSource);
+    this.runsPerSlice = options.runsPerSlice === undefined ? undefined : () => options.runsPerSlice!;
     this.runItems = new RunItemCache(options.runCacheBytes ?? DEFAULT_RUN_CACHE_BYTES);
   }
 
@@ -1202,42 +1214,53 @@ export class ScoringService {
       .digest('hex');
     const keyOf = (runId: string, f: { rows: number; digest: string }) => `${runId}:${f.rows}:${f.digest}:${context}`;
     const found = new Map<string, RunItems>();
-    const snapshot = await loadRunSnapshot(this.dataSource, frame, runs.map((r) => r.id), (runId, fingerprint) => {
-      const hit = this.runItems.get(keyOf(runId, fingerprint));
-      if (hit) found.set(runId, hit);
-      return !hit;
-    });
-    this.runItems.stats.predictionRowsRead += snapshot.rowsRead;
+    const fingerprints = new Map<string, RunFingerprint>();
     const similarity = lexicalSimilarity();
     const gridVariables = buildGridInput(specs, references, [], { similarity, collapsed: options.collapsed }).variables;
-    const missed = runs.filter((r) => snapshot.records.has(r.id));
-    for (let start = 0; start < missed.length; start += RUNS_PER_SLICE) {
-      const slice = missed.slice(start, start + RUNS_PER_SLICE);
-      const input = buildGridInput(
-        specs,
-        references,
-        slice.map((r) => ({ id: r.id, records: snapshot.records.get(r.id)! })),
-        { similarity, collapsed: options.collapsed },
-      );
-      input.runs.forEach((gridRun, i) => {
-        const run = slice[i]!;
-        const records = snapshot.records.get(run.id)!;
-        const valid = new Uint8Array(specs.length * n);
-        specs.forEach((spec, v) => {
-          for (let report = 0; report < n; report++) valid[v * n + report] = isValidCell(records[report]?.[spec.key]) ? 1 : 0;
+    const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);
+    // The runs not cached are read and turned into item scores a slice at a time: only one
+    // slice's prediction cells are alive at once (30 runs × 20,000 reports of them are ~10
+    // million small objects).
+    const snapshot = await loadRunSnapshot(
+      this.dataSource,
+      frame,
+      runs.map((r) => r.id),
+      (runId, fingerprint) => {
+        fingerprints.set(runId, fingerprint);
+        const hit = this.runItems.get(keyOf(runId, fingerprint));
+        if (hit) found.set(runId, hit);
+        return !hit;
+      },
+      async (records) => {
+        const slice = [...records.keys()];
+        const input = buildGridInput(
+          specs,
+          references,
+          slice.map((id) => ({ id, records: records.get(id)! })),
+          { similarity, collapsed: options.collapsed },
+        );
+        input.runs.forEach((gridRun, i) => {
+          const runId = slice[i]!;
+          const runRecords = records.get(runId)!;
+          const valid = new Uint8Array(specs.length * n);
+          specs.forEach((spec, v) => {
+            for (let report = 0; report < n; report++) valid[v * n + report] = isValidCell(runRecords[report]?.[spec.key]) ? 1 : 0;
+          });
+          const items = runItemsOf(gridRun.items as Float64Array[], valid, n);
+          found.set(runId, items);
+          this.runItems.set(keyOf(runId, fingerprints.get(runId)!), items);
         });
-        const items = runItemsOf(gridRun.items as Float64Array[], valid, n);
-        found.set(run.id, items);
-        this.runItems.set(keyOf(run.id, snapshot.fingerprints.get(run.id)!), items);
-      });
-      for (const r of slice) snapshot.records.delete(r.id);
-      await yieldToEventLoop();
-    }
+        records.clear();
+        await yieldToEventLoop();
+      },
+      runsPerSlice,
+    );
+    this.runItems.stats.predictionRowsRead += snapshot.rowsRead;
     const B = Math.max(options.resamples, 1);
-    const multiplicities = bootstrapMultiplicities(n, B, options.seed);
+    const multiplicities = await bootstrapMultiplicitiesInSlices(n, B, options.seed);
     const parts: BootstrapGridResult[] = [];
-    for (let start = 0; start < runs.length; start += RUNS_PER_SLICE) {
-      const slice = runs.slice(start, start + RUNS_PER_SLICE);
+    for (let start = 0; start < runs.length; start += runsPerSlice) {
+      const slice = runs.slice(start, start + runsPerSlice);
       const gridRuns = slice.map((r) => {
         const items = found.get(r.id)!;
         return { id: r.id, items: specs.map((_, v) => itemColumn(items, v)) };
@@ -1274,10 +1297,11 @@ export class ScoringService {
     let grid: BootstrapGridResult | null = null;
     if (runs.length > 0 && specs.length > 0) {
       const B = Math.max(options.resamples, 1);
-      const multiplicities = bootstrapMultiplicities(frame.reportIds.length, B, options.seed);
+      const multiplicities = await bootstrapMultiplicitiesInSlices(frame.reportIds.length, B, options.seed);
       const parts: BootstrapGridResult[] = [];
-      for (let start = 0; start < runs.length; start += RUNS_PER_SLICE) {
-        const slice = runs.slice(start, start + RUNS_PER_SLICE);
+      const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(frame.reportIds.length);
+      for (let start = 0; start < runs.length; start += runsPerSlice) {
+        const slice = runs.slice(start, start + runsPerSlice);
         const input = buildGridInput(
           specs,
           references,

@@ -1,6 +1,6 @@
-import { bootstrapGrid, bootstrapMultiplicities } from '../../../src/analytics/bootstrap';
+import { bootstrapGrid, bootstrapMultiplicities, multiplicityRows } from '../../../src/analytics/bootstrap';
 import { kemenyRankIntervals } from '../../../src/analytics/rank-intervals';
-import { concatGrids, rankIntervalsInSlices } from '../../../src/modules/scoring/chunked';
+import { bootstrapMultiplicitiesInSlices, concatGrids, rankIntervalsInSlices } from '../../../src/modules/scoring/chunked';
 
 function lcg(seed: number) {
   let s = seed >>> 0;
@@ -49,5 +49,29 @@ describe('statistics computed in slices equal the one-piece computation', () => 
     expect(sliced).toEqual(expected.intervals.map((i) => ({ candidate: i.candidate, lower: i.lower, upper: i.upper })));
     // the intervals are not trivially all the same
     expect(new Set(sliced.map((i) => `${i.lower}-${i.upper}`)).size).toBeGreaterThan(1);
+  });
+});
+
+describe('bootstrapMultiplicitiesInSlices', () => {
+  it('draws the same matrix as bootstrapMultiplicities, bit for bit, whatever the slicing', async () => {
+    // 20,000 × 100 and 3,001 × 700 are drawn in several slices (rows per slice not dividing B);
+    // 50 × 30 in one call.
+    for (const [n, B, seed] of [[20000, 100, 7], [3001, 700, 12345], [50, 30, -3], [1, 2000, 0]] as const) {
+      expect(Buffer.from((await bootstrapMultiplicitiesInSlices(n, B, seed)).buffer).equals(Buffer.from(bootstrapMultiplicities(n, B, seed).buffer))).toBe(true);
+    }
+  });
+
+  it('continues the generator across fills', () => {
+    const n = 997;
+    const whole = bootstrapMultiplicities(n, 40, 99);
+    const w = new Int32Array(40 * n);
+    const rows = multiplicityRows(n, 99);
+    for (const [from, to] of [[0, 1], [1, 17], [17, 17], [17, 40]] as const) rows.fill(w, from, to);
+    expect(w).toEqual(whole);
+  });
+
+  it('rejects what bootstrapMultiplicities rejects', async () => {
+    await expect(bootstrapMultiplicitiesInSlices(0, 10, 1)).rejects.toThrow();
+    await expect(bootstrapMultiplicitiesInSlices(10, 10, 0.5)).rejects.toThrow();
   });
 });
