@@ -101,6 +101,20 @@ export interface RankIntervalResult {
  *   OUT_OF_RANGE for level outside (0, 1).
  */
 export function kemenyRankIntervals(input: ReplicateScores, options: RankIntervalOptions = {}): RankIntervalResult {
+  const steps = rankIntervalSteps(input, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * kemenyRankIntervals one replicate at a time: the generator yields after each replicate and
+ * returns the result. A caller that must not hold the thread for long (a server) pauses between
+ * steps; the base matrix and the previous replicate's order are kept across the pauses, so the
+ * work is that of one call.
+ */
+export function* rankIntervalSteps(input: ReplicateScores, options: RankIntervalOptions = {}): Generator<void, RankIntervalResult, void> {
   const { candidates: n, voters: V, replicates: B, data } = input;
   if (!(Number.isInteger(n) && n >= 1 && Number.isInteger(V) && V >= 1 && Number.isInteger(B) && B >= 1)) {
     throw new AnalyticsError('EMPTY_INPUT', `rank intervals: ${n} candidates, ${V} voters, ${B} replicates`);
@@ -182,6 +196,7 @@ export function kemenyRankIntervals(input: ReplicateScores, options: RankInterva
     }
     if (exact) exactReplicates++;
     for (let c = 0; c < n; c++) ranks[c * B + b] = rank[c]!;
+    yield;
   }
 
   const alpha = 1 - level;

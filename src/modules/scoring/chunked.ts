@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { bootstrapMultiplicities, multiplicityRows, type BootstrapGridResult } from '../../analytics/bootstrap';
-import { kemenyRankIntervals, quantileType7Sorted, rankCeil, rankFloor, type RankIntervalOptions } from '../../analytics/rank-intervals';
+import { rankIntervalSteps, type RankIntervalOptions } from '../../analytics/rank-intervals';
 
 /**
  * Statistics of a paper-sized study take seconds of CPU. Computed in slices with a turn of the
@@ -71,34 +71,27 @@ export interface RankIntervalSlices {
 }
 
 /**
- * kemenyRankIntervals over slices of replicates; the intervals are the same type-7 percentiles,
- * rounded outward, of all replicates' ranks.
+ * kemenyRankIntervals with a turn of the event loop about every RANK_SLICE_MS: the same
+ * intervals (type-7 percentiles of all replicates' ranks, rounded outward).
  */
 export async function rankIntervalsInSlices(
   input: RankIntervalSlices,
   options: Omit<RankIntervalOptions, 'macro'> & { level: number },
 ): Promise<{ candidate: number; lower: number; upper: number }[]> {
   const { candidates: K, voters: V, replicates: B } = input;
-  const ranks = new Int32Array(K * B);
-  // Replicates cost from microseconds (a few runs) to tens of milliseconds (hundreds of runs with
-  // Condorcet cycles): the slice size is learnt from the time the previous slices took.
-  let perSlice = 4;
-  for (let start = 0; start < B; ) {
-    const count = Math.min(perSlice, B - start);
-    const began = performance.now();
-    const slice = kemenyRankIntervals(
-      { data: input.data.subarray(start), candidates: K, voters: V, replicates: count, strides: { candidate: V * B, voter: B, replicate: 1 } },
-      { ...options, macro: { data: input.macro.subarray(start), strides: { candidate: B, replicate: 1 } } },
-    );
-    for (let c = 0; c < K; c++) ranks.set(slice.ranks.subarray(c * count, (c + 1) * count), c * B + start);
-    const took = performance.now() - began;
-    perSlice = Math.max(1, Math.min(count * 4, Math.floor((count * RANK_SLICE_MS) / Math.max(took, 0.01))));
-    start += count;
-    if (start < B) await yieldToEventLoop();
+  // One computation over all replicates, paused every RANK_SLICE_MS between two replicates
+  // (from microseconds each with a few runs to tens of milliseconds with hundreds of runs).
+  const steps = rankIntervalSteps(
+    { data: input.data, candidates: K, voters: V, replicates: B, strides: { candidate: V * B, voter: B, replicate: 1 } },
+    { ...options, macro: { data: input.macro, strides: { candidate: B, replicate: 1 } } },
+  );
+  let began = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value.intervals.map(({ candidate, lower, upper }) => ({ candidate, lower, upper }));
+    if (performance.now() - began >= RANK_SLICE_MS) {
+      await yieldToEventLoop();
+      began = performance.now();
+    }
   }
-  const alpha = 1 - options.level;
-  return Array.from({ length: K }, (_, c) => {
-    const sorted = ranks.slice(c * B, (c + 1) * B).sort();
-    return { candidate: c, lower: rankFloor(quantileType7Sorted(sorted, alpha / 2)), upper: rankCeil(quantileType7Sorted(sorted, 1 - alpha / 2)) };
-  });
 }

@@ -1,5 +1,5 @@
 import { bootstrapGrid, bootstrapMultiplicities, multiplicityRows } from '../../../src/analytics/bootstrap';
-import { kemenyRankIntervals } from '../../../src/analytics/rank-intervals';
+import { kemenyRankIntervals, rankIntervalSteps } from '../../../src/analytics/rank-intervals';
 import { bootstrapMultiplicitiesInSlices, concatGrids, rankIntervalsInSlices } from '../../../src/modules/scoring/chunked';
 
 function lcg(seed: number) {
@@ -73,5 +73,31 @@ describe('bootstrapMultiplicitiesInSlices', () => {
   it('rejects what bootstrapMultiplicities rejects', async () => {
     await expect(bootstrapMultiplicitiesInSlices(0, 10, 1)).rejects.toThrow();
     await expect(bootstrapMultiplicitiesInSlices(10, 10, 0.5)).rejects.toThrow();
+  });
+});
+
+describe('rankIntervalSteps', () => {
+  it('pauses once per replicate and returns what kemenyRankIntervals returns, with one base matrix for all', () => {
+    const random = lcg(5);
+    const K = 30;
+    const V = 6;
+    const B = 57;
+    // Close candidates, so replicates disagree and the updates of the base matrix matter.
+    const data = Float64Array.from({ length: K * V * B }, (_, i) => 0.5 + 0.01 * Math.floor(i / (V * B)) + 0.2 * random());
+    const input = { data, candidates: K, voters: V, replicates: B };
+    const steps = rankIntervalSteps(input, { level: 0.9 });
+    let pauses = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) pauses++;
+    expect(pauses).toBe(B);
+    const whole = kemenyRankIntervals(input, { level: 0.9 });
+    expect(step.value.ranks).toEqual(whole.ranks);
+    expect(step.value.intervals).toEqual(whole.intervals);
+    // Replicate by replicate as separate calls (each its own base matrix): the same ranks.
+    for (let b = 0; b < B; b += 19) {
+      const one = kemenyRankIntervals({ data: data.subarray(b), candidates: K, voters: V, replicates: 1, strides: { candidate: V * B, voter: B, replicate: 1 } });
+      for (let c = 0; c < K; c++) expect(one.ranks[c]).toBe(whole.ranks[c * B + b]);
+    }
+    expect(new Set(Array.from({ length: B }, (_, b) => whole.ranks[b])).size).toBeGreaterThan(1);
   });
 });
