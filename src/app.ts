@@ -484,7 +484,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     close: async () => {
       await apollo.stop();
       await services.queue.stop().catch(() => undefined);
-      await services.scoring.revisions.close();
+      await services.scoring.close();
       await services.bus.close();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },

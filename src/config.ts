@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { RateLimitSettings } from './graphql/rate-limits';
 import { parseEgressPolicy, type EgressPolicy } from './llm/egress';
+import { defaultStatisticsThreads } from './modules/scoring/statistics-threads';
 
 const booleanFlag = z
   .string()
@@ -69,6 +70,7 @@ const environmentSchema = z.object({
   WORKER: z.string().optional().transform((v) => (v === undefined || v.trim() === '' ? 'true' : v)).pipe(booleanFlag),
   WORKER_CONCURRENCY: wholeNumber('256', 5, 'must be a whole number', 1, 4096),
   ANALYTICS_RUN_CACHE_MB: wholeNumber('256', 6, 'must be a whole number of megabytes', 0, 1_048_576),
+  ANALYTICS_THREADS: wholeNumber(String(defaultStatisticsThreads()), 2, 'must be a whole number of threads', 0, 64),
   JOB_LEASE_SECONDS: wholeNumber('900', 6, 'must be a whole number of seconds', 10, 86_400),
   SECRET_KEY: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   ENDPOINT_ALLOW: optionalText.transform((v, ctx): EgressPolicy | undefined => {
@@ -111,6 +113,8 @@ export interface Config {
   workerConcurrency: number;
   /** Budget of the per-run item-score cache of the statistics, in bytes (0: nothing kept). */
   analyticsRunCacheBytes: number;
+  /** Worker threads of the statistics (0: computed on the request thread, in slices). */
+  analyticsThreads: number;
   /** How long a work item is leased to its worker; a dead worker's items are taken up after it. */
   jobLeaseSeconds: number;
   /** Bearer token for /metrics; unset: /metrics answers clients on this machine only. */
@@ -172,6 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     workerConcurrency: e.WORKER_CONCURRENCY,
     jobLeaseSeconds: e.JOB_LEASE_SECONDS,
     analyticsRunCacheBytes: e.ANALYTICS_RUN_CACHE_MB * 1024 * 1024,
+    analyticsThreads: e.ANALYTICS_THREADS,
     secretKey: e.SECRET_KEY,
     endpointAllow: e.ENDPOINT_ALLOW,
     rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_KEY, perAddressPerMinute: e.RATE_LIMIT_PER_ADDRESS, authFailuresPerMinute: e.RATE_LIMIT_AUTH_FAILURES },

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
     queue: queueOptions(config.jobLeaseSeconds),
     egress: config.endpointAllow,
     analyticsRunCacheBytes: config.analyticsRunCacheBytes,
+    analyticsThreads: config.analyticsThreads,
     rateLimits: config.rateLimits,
     requestDeadlineMs: config.requestDeadlineMs,
     trustProxyHops: config.trustProxyHops,

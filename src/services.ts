@@ -20,6 +20,7 @@ import { PromptService } from './modules/prompt/prompt.service';
 import { RunExecutionService } from './modules/run/run-execution.service';
 import { RunService } from './modules/run/run.service';
 import { ScoringService } from './modules/scoring/scoring.service';
+import { createStatisticsEngine, defaultStatisticsThreads } from './modules/scoring/statistics-threads';
 import { UseCaseService } from './modules/use-case/use-case.service';
 
 export interface Services {
@@ -62,6 +63,8 @@ export interface ServiceOptions {
   egress?: EgressPolicy | undefined;
   /** ANALYTICS_RUN_CACHE_MB in bytes: budget of the statistics' per-run item-score cache. */
   analyticsRunCacheBytes?: number | undefined;
+  /** ANALYTICS_THREADS: worker threads of the statistics (0: on the calling thread); default one per core, at most 4. */
+  analyticsThreads?: number | undefined;
 }
 
 export function createServices(dataSource: DataSource, options: ServiceOptions): Services {
@@ -76,6 +79,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
   const extraction = new ExtractionService(dataSource, endpoints, useCases);
   const scoring = new ScoringService(dataSource, (modelId, principal) => endpoints.embedder(principal, modelId), {
     ...(options.analyticsRunCacheBytes !== undefined ? { runCacheBytes: options.analyticsRunCacheBytes } : {}),
+    statistics: createStatisticsEngine(options.analyticsThreads ?? defaultStatisticsThreads()),
   });
   const runs = new RunService(dataSource, datasets);
   return {

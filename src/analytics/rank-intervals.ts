@@ -199,6 +199,22 @@ export function* rankIntervalSteps(input: ReplicateScores, options: RankInterval
     yield;
   }
 
+  return { intervals: percentileRankIntervals(ranks, n, B, level), ranks, replicates: B, exactReplicates };
+}
+
+/**
+ * The rank intervals of {@link kemenyRankIntervals} from the replicate ranks
+ * (ranks[c * B + b] = rank of candidate c in replicate b), e.g. ranks computed in parts.
+ * Complexity: O(n·B log B).
+ * @throws AnalyticsError EMPTY_INPUT without candidates or replicates; LENGTH_MISMATCH when
+ *   `ranks` does not hold n × B entries; OUT_OF_RANGE for level outside (0, 1).
+ */
+export function percentileRankIntervals(ranks: Int32Array, n: number, B: number, level = 0.95): CandidateRankInterval[] {
+  if (!(Number.isInteger(n) && n >= 1 && Number.isInteger(B) && B >= 1)) {
+    throw new AnalyticsError('EMPTY_INPUT', `rank intervals: ${n} candidates, ${B} replicates`);
+  }
+  if (ranks.length !== n * B) throw new AnalyticsError('LENGTH_MISMATCH', `rank intervals: ${ranks.length} ranks for ${n} × ${B}`);
+  if (!(level > 0 && level < 1)) throw new AnalyticsError('OUT_OF_RANGE', `rank intervals: level ${level}`);
   const alpha = 1 - level;
   const intervals: CandidateRankInterval[] = [];
   for (let c = 0; c < n; c++) {
@@ -214,7 +230,7 @@ export function* rankIntervalSteps(input: ReplicateScores, options: RankInterval
       median: quantileType7Sorted(sorted, 0.5),
     });
   }
-  return { intervals, ranks, replicates: B, exactReplicates };
+  return intervals;
 }
 
 /**

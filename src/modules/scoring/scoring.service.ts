@@ -4,7 +4,6 @@ import { In } from 'typeorm';
 import { interRaterAgreement } from '../../analytics/agreement';
 import { bootstrapStatistic, cohenKappa, fleissKappa, krippendorffAlpha, type Rating } from '../../analytics/chance-agreement';
 import {
-  bootstrapGrid,
   bootstrapMultiplicities,
   estimateFrom,
   type BootstrapGridResult,
@@ -17,7 +16,6 @@ import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
 import { buildGridInput } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
-import { kemeny } from '../../analytics/kemeny';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
 import { partitionVariance } from '../../analytics/mixed-model';
 import type { NormalisedCell } from '../../analytics/types';
@@ -57,7 +55,8 @@ import type {
 import { checkSizeBinEdges, checkStratum, groupLabel, selects, stratumLabeller, unitObservations } from './observations';
 import { loadReportMetadata } from './scoring-data';
 import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strategy-effects';
-import { bootstrapMultiplicitiesInSlices, concatGrids, rankIntervalsInSlices, yieldToEventLoop } from './chunked';
+import { concatGrids, yieldToEventLoop } from './chunked';
+import { InlineStatistics, type StatisticsEngine } from './statistics-engine';
 import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, runItemsOf, validColumn, type RunItems } from './run-item-cache';
 import { loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow, type RunFingerprint } from './scoring-data';
 import {
@@ -193,15 +192,19 @@ export class ScoringService {
   /** Item scores per run by content key, shared by every computation of this process. */
   readonly runItems: RunItemCache;
 
+  /** Where the bootstrap grids, consensus orders and rank intervals are computed. */
+  private readonly statistics: StatisticsEngine;
+
   /** Runs per slice of the grid (and per read of predictions); by default from the number of reports. */
   private readonly runsPerSlice: ((reports: number) => number) | undefined;
 
   constructor(
     private readonly dataSource: DataSource,
     private embedderResolver: EmbedderResolver | null = null,
-    options: { runCacheBytes?: number; runsPerSlice?: number } = {},
+    options: { runCacheBytes?: number; runsPerSlice?: number; statistics?: StatisticsEngine } = {},
   ) {
     this.cache = new AnalyticsCache(dataSource);
+    this.statistics = options.statistics ?? new InlineStatistics();
     this.runsPerSlice = options.runsPerSlice === undefined ? undefined : () => options.runsPerSlice!;
     this.runItems = new RunItemCache(options.runCacheBytes ?? DEFAULT_RUN_CACHE_BYTES);
   }
@@ -212,6 +215,12 @@ export class ScoringService {
    */
   get revisions(): AnalyticsCache {
     return this.cache;
+  }
+
+  /** Stops listening for revisions and ends the statistics threads. */
+  async close(): Promise<void> {
+    await this.cache.close();
+    await this.statistics.close();
   }
 
   setEmbedderResolver(resolver: EmbedderResolver): void {
@@ -359,13 +368,13 @@ export class ScoringService {
     const V = g.variableIndex.length;
     const voterScores = Array.from({ length: V }, (_, v) => Float64Array.from({ length: R }, (_, r) => grid.points[r * V + v]!));
     const names = g.runs.map((r) => `${r.name}\u0000${r.id}`);
-    const runRanking = kemeny(voterScores, { macro: grid.macroPoints, names });
+    const runRanking = await this.statistics.kemeny(voterScores, { macro: grid.macroPoints, names });
     let candidates = g.runs.map((_, r) => r);
     let ranking = runRanking;
     if (level === RankingLevel.MODEL) {
       const best = bestRunPerModel(runRanking.order, g.runs.map((r) => r.modelId ?? `run:${r.id}`));
       candidates = best.map((b) => b.run);
-      ranking = kemeny(
+      ranking = await this.statistics.kemeny(
         voterScores.map((s) => Float64Array.from(candidates, (r) => s[r]!)),
         { macro: Float64Array.from(candidates, (r) => grid.macroPoints[r]!), names: candidates.map((r) => names[r]!) },
       );
@@ -391,13 +400,13 @@ export class ScoringService {
     if (options.resamples === 0 || candidates.length < 2) return null;
     const B = grid.resamples;
     const K = candidates.length;
-    const data = new Float64Array(K * V * B);
-    const macro = new Float64Array(K * B);
+    const data = this.statistics.float64(K * V * B);
+    const macro = this.statistics.float64(K * B);
     candidates.forEach((r, k) => {
       data.set(grid.replicates.subarray(r * V * B, (r + 1) * V * B), k * V * B);
       macro.set(grid.macroReplicates.subarray(r * B, (r + 1) * B), k * B);
     });
-    const intervals = await rankIntervalsInSlices(
+    const intervals = await this.statistics.rankIntervals(
       { data, macro, candidates: K, voters: V, replicates: B },
       { level: options.confidence, names: candidates.map((r) => names[r]!), pointOrder: order },
     );
@@ -480,16 +489,17 @@ export class ScoringService {
       }
       const macroPoints = Float64Array.from(macroSum, (s, k) => (macroCount[k]! > 0 ? s / macroCount[k]! : Number.NaN));
       const names = candidateKeys.map((key, k) => `${sample.get(k)!.name}\u0000${key}`);
-      const ranking = kemeny(voterRows, { macro: macroPoints, names });
+      const ranking = await this.statistics.kemeny(voterRows, { macro: macroPoints, names });
       let intervals: Record<number, { lower: number; upper: number }> | null = null;
       if (B > 0 && K > 1) {
         const VV = voterRows.length;
-        const data = new Float64Array(K * VV * B);
+        const data = this.statistics.float64(K * VV * B);
         voterReplicates.forEach((reps, v) => {
           for (let k = 0; k < K; k++) for (let b = 0; b < B; b++) data[(k * VV + v) * B + b] = reps[k * B + b]!;
         });
-        const macroData = Float64Array.from(macroReps, (s, i) => (macroRepCount[i]! > 0 ? s / macroRepCount[i]! : Number.NaN));
-        const result = await rankIntervalsInSlices(
+        const macroData = this.statistics.float64(K * B);
+        macroData.forEach((_, i) => (macroData[i] = macroRepCount[i]! > 0 ? macroReps[i]! / macroRepCount[i]! : Number.NaN));
+        const result = await this.statistics.rankIntervals(
           { data, macro: macroData, candidates: K, voters: VV, replicates: B },
           { level: options.confidence, names, pointOrder: ranking.order },
         );
@@ -621,7 +631,7 @@ export class ScoringService {
         } else {
           const V = g.variableIndex.length;
           const voterScores = Array.from({ length: V }, (_, v) => Float64Array.from({ length: runs.length }, (_, r) => grid.points[r * V + v]!));
-          const order = kemeny(voterScores, { macro: grid.macroPoints, names: runs.map((r) => `${r.name}\u0000${r.id}`) }).order;
+          const order = (await this.statistics.kemeny(voterScores, { macro: grid.macroPoints, names: runs.map((r) => `${r.name}\u0000${r.id}`) })).order;
           const best = bestRunPerModel(order, runs.map((r) => r.modelId ?? `run:${r.id}`));
           units.push({ g, selected: best.map((b) => b.run) });
         }
@@ -854,7 +864,8 @@ export class ScoringService {
     await this.authorise(principal, options);
     return this.cache.getOrCompute(projectId, 'strategyEffects', { useCaseIds, baseline, options }, async () => {
       const units = await this.unitsOf(principal, useCases, RankingLevel.RUN, options);
-      const effectUnits: EffectUnit[] = units.map(({ g }) => ({ useCase: g.frame.useCase, runs: g.runs, grid: g.grid!, order: this.runOrder(g) }));
+      const effectUnits: EffectUnit[] = [];
+      for (const { g } of units) effectUnits.push({ useCase: g.frame.useCase, runs: g.runs, grid: g.grid!, order: await this.runOrder(g) });
       const models = await this.modelsOf(units.flatMap((u) => u.g.runs));
       const nameOf = (key: string) => models.get(key)?.servedName ?? key;
       const { rows, topRanked } = strategyEffectRows(effectUnits, baseline, (a, b) => (nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : a < b ? -1 : 1));
@@ -1070,11 +1081,11 @@ export class ScoringService {
   }
 
   /** The run-level Kemeny–Young order of a dataset grid (the leaderboard's order). */
-  private runOrder(g: DatasetGrid): number[] {
+  private async runOrder(g: DatasetGrid): Promise<number[]> {
     const grid = g.grid!;
     const V = g.variableIndex.length;
     const voterScores = Array.from({ length: V }, (_, v) => Float64Array.from({ length: g.runs.length }, (_, r) => grid.points[r * V + v]!));
-    return kemeny(voterScores, { macro: grid.macroPoints, names: g.runs.map((r) => `${r.name}\u0000${r.id}`) }).order;
+    return (await this.statistics.kemeny(voterScores, { macro: grid.macroPoints, names: g.runs.map((r) => `${r.name}\u0000${r.id}`) })).order;
   }
 
   // ---------------------------------------------------------------- shared
@@ -1257,20 +1268,19 @@ export class ScoringService {
     );
     this.runItems.stats.predictionRowsRead += snapshot.rowsRead;
     const B = Math.max(options.resamples, 1);
-    const multiplicities = await bootstrapMultiplicitiesInSlices(n, B, options.seed);
-    const parts: BootstrapGridResult[] = [];
+    const grids = new GridJobs(this.statistics, await this.statistics.multiplicities(n, B, options.seed), options.confidence);
     for (let start = 0; start < runs.length; start += runsPerSlice) {
       const slice = runs.slice(start, start + runsPerSlice);
       const gridRuns = slice.map((r) => {
         const items = found.get(r.id)!;
         return { id: r.id, items: specs.map((_, v) => itemColumn(items, v)) };
       });
-      await bootstrapSlice(parts, gridVariables, gridRuns, options.scoring === ScoringMode.CONDITIONAL, multiplicities, options.confidence, (i, column) => {
+      await grids.addSlice(gridVariables, gridRuns, options.scoring === ScoringMode.CONDITIONAL, (i, column) => {
         const valid = validColumn(found.get(slice[i]!.id)!, column);
         return (report) => valid[report] !== 0;
       });
     }
-    return { runs, grid: concatGrids(parts), variableIndex };
+    return { runs, grid: await grids.all(), variableIndex };
   }
 
   /**
@@ -1297,8 +1307,7 @@ export class ScoringService {
     let grid: BootstrapGridResult | null = null;
     if (runs.length > 0 && specs.length > 0) {
       const B = Math.max(options.resamples, 1);
-      const multiplicities = await bootstrapMultiplicitiesInSlices(frame.reportIds.length, B, options.seed);
-      const parts: BootstrapGridResult[] = [];
+      const grids = new GridJobs(this.statistics, await this.statistics.multiplicities(frame.reportIds.length, B, options.seed), options.confidence);
       const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(frame.reportIds.length);
       for (let start = 0; start < runs.length; start += runsPerSlice) {
         const slice = runs.slice(start, start + runsPerSlice);
@@ -1309,13 +1318,13 @@ export class ScoringService {
           { similarity, collapsed: options.collapsed },
         );
         const conditional = bootstrap && options.scoring === ScoringMode.CONDITIONAL;
-        await bootstrapSlice(parts, input.variables, input.runs, conditional, multiplicities, options.confidence, (i, column) => {
+        await grids.addSlice(input.variables, input.runs, conditional, (i, column) => {
           const runRecords = records[start + i]!;
           const key = input.variables[column]!.key;
           return (report) => isValidCell(runRecords[report]?.[key]);
         });
       }
-      grid = concatGrids(parts);
+      grid = await grids.all();
     }
     return { frame, reference, references, runs, records, similarity, embedder, grid, variableIndex };
   }
@@ -1327,30 +1336,57 @@ function isValidCell(cell: { status: string } | undefined): boolean {
 }
 
 /**
- * Bootstraps one slice of runs on the shared resamples into `parts`, with a turn of the event
- * loop after each grid: all runs in one grid, or (conditional scoring) each run on its own grid
- * whose variables keep only the reports where `validOf(run, variable)` holds.
+ * The grids of a computation's slices of runs on one set of resamples, computed by the
+ * statistics engine while the next slices are prepared: at most `parallelism` at once, so that
+ * a slice's inputs are not all built before the first grid starts. `all` puts them together in
+ * the order they were added.
  */
-async function bootstrapSlice(
-  parts: BootstrapGridResult[],
-  variables: readonly GridVariable[],
-  runs: readonly GridRun[],
-  conditional: boolean,
-  multiplicities: Int32Array,
-  confidence: number,
-  validOf: (run: number, variable: number) => (report: number) => boolean,
-): Promise<void> {
-  if (!conditional) {
-    parts.push(bootstrapGrid({ variables, runs, multiplicities, confidence }));
-    await yieldToEventLoop();
-    return;
+class GridJobs {
+  private readonly grids: Promise<BootstrapGridResult>[] = [];
+  private readonly computing = new Set<Promise<void>>();
+
+  constructor(
+    private readonly engine: StatisticsEngine,
+    private readonly multiplicities: Int32Array,
+    private readonly confidence: number,
+  ) {}
+
+  /**
+   * One slice: all its runs in one grid, or (conditional scoring) each run on its own grid
+   * whose variables keep only the reports where `validOf(run, variable)` holds.
+   */
+  async addSlice(
+    variables: readonly GridVariable[],
+    runs: readonly GridRun[],
+    conditional: boolean,
+    validOf: (run: number, variable: number) => (report: number) => boolean,
+  ): Promise<void> {
+    if (!conditional) {
+      await this.add(variables, runs);
+      return;
+    }
+    for (const [i, run] of runs.entries()) {
+      const kept = variables.map((v, column) => {
+        const valid = validOf(i, column);
+        return { ...v, groups: Int32Array.from(v.groups as ArrayLike<number>, (g, report) => (valid(report) ? g : -1)) };
+      });
+      await this.add(kept, [run]);
+    }
   }
-  for (const [i, run] of runs.entries()) {
-    const kept = variables.map((v, column) => {
-      const valid = validOf(i, column);
-      return { ...v, groups: Int32Array.from(v.groups as ArrayLike<number>, (g, report) => (valid(report) ? g : -1)) };
-    });
-    parts.push(bootstrapGrid({ variables: kept, runs: [run], multiplicities, confidence }));
-    await yieldToEventLoop();
+
+  all(): Promise<BootstrapGridResult> {
+    return Promise.all(this.grids).then(concatGrids);
+  }
+
+  private async add(variables: readonly GridVariable[], runs: readonly GridRun[]): Promise<void> {
+    while (this.computing.size >= this.engine.parallelism) await Promise.race(this.computing);
+    const grid = this.engine.grid(variables, runs, this.multiplicities, this.confidence);
+    this.grids.push(grid);
+    // A failure surfaces from `all`; here it only ends the wait.
+    const settled: Promise<void> = grid.then(
+      () => void this.computing.delete(settled),
+      () => void this.computing.delete(settled),
+    );
+    this.computing.add(settled);
   }
 }

@@ -1,0 +1,63 @@
+import { bootstrapGrid, type BootstrapGridResult, type GridRun, type GridVariable } from '../../analytics/bootstrap';
+import { kemeny, type KemenyResult, type KemenyTieBreak } from '../../analytics/kemeny';
+import { bootstrapMultiplicitiesInSlices, rankIntervalsInSlices, yieldToEventLoop, type RankIntervalSlices } from './chunked';
+
+export type RankIntervalRequest = Omit<RankIntervalSlices, 'data' | 'macro'> & { data: Float64Array; macro: Float64Array };
+
+export interface RankIntervalRequestOptions {
+  level: number;
+  names?: readonly string[] | null;
+  pointOrder?: readonly number[] | null;
+}
+
+/**
+ * Where the statistics' heavy parts run: the bootstrap multiplicities, the grid of one slice of
+ * runs, a Kemeny–Young consensus and rank intervals. Every engine gives the same numbers bit for
+ * bit; they differ in which thread spends the time.
+ */
+export interface StatisticsEngine {
+  /** Grids worth having in computation at once (the threads that compute them). */
+  readonly parallelism: number;
+  /** bootstrapMultiplicities(n, resamples, seed), in memory every grid call of the engine reads. */
+  multiplicities(n: number, resamples: number, seed: number): Promise<Int32Array>;
+  /** bootstrapGrid of some runs on shared multiplicities (from `multiplicities`). */
+  grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: Int32Array, confidence: number): Promise<BootstrapGridResult>;
+  kemeny(scores: readonly Float64Array[], options: KemenyTieBreak): Promise<KemenyResult>;
+  /** A zeroed array that `rankIntervals` reads without a copy. */
+  float64(length: number): Float64Array;
+  /** kemenyRankIntervals' intervals (docs/scoring.md §6). */
+  rankIntervals(input: RankIntervalRequest, options: RankIntervalRequestOptions): Promise<{ candidate: number; lower: number; upper: number }[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * The statistics on the calling thread, in slices with a turn of the event loop between them
+ * (ANALYTICS_THREADS=0).
+ */
+export class InlineStatistics implements StatisticsEngine {
+  readonly parallelism = 1;
+
+  multiplicities(n: number, resamples: number, seed: number): Promise<Int32Array> {
+    return bootstrapMultiplicitiesInSlices(n, resamples, seed);
+  }
+
+  async grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: Int32Array, confidence: number): Promise<BootstrapGridResult> {
+    const grid = bootstrapGrid({ variables, runs, multiplicities, confidence });
+    await yieldToEventLoop();
+    return grid;
+  }
+
+  async kemeny(scores: readonly Float64Array[], options: KemenyTieBreak): Promise<KemenyResult> {
+    return kemeny(scores, options);
+  }
+
+  float64(length: number): Float64Array {
+    return new Float64Array(length);
+  }
+
+  rankIntervals(input: RankIntervalRequest, options: RankIntervalRequestOptions) {
+    return rankIntervalsInSlices(input, options);
+  }
+
+  async close(): Promise<void> {}
+}

@@ -1,0 +1,87 @@
+import { bootstrapGrid, type BootstrapGridResult, type GridRun, type GridVariable } from '../../analytics/bootstrap';
+import { AnalyticsError, type AnalyticsErrorCode } from '../../analytics/errors';
+import { kemeny, type KemenyResult, type KemenyTieBreak } from '../../analytics/kemeny';
+import { kemenyRankIntervals, type RankIntervalOptions } from '../../analytics/rank-intervals';
+import { multiplicityRows, bootstrapMultiplicities } from '../../analytics/bootstrap';
+
+/**
+ * The statistics a thread of the pool computes (statistics-threads.ts): each task is a pure
+ * function of its message, so a thread and the request thread give the same numbers bit for bit.
+ */
+export type StatisticsTask =
+  | { kind: 'multiplicities'; n: number; resamples: number; seed: number }
+  | { kind: 'grid'; variables: GridVariable[]; runs: GridRun[]; multiplicities: Int32Array; confidence: number }
+  | { kind: 'kemeny'; scores: Float64Array[]; options: KemenyTieBreak }
+  | {
+      kind: 'rankIntervals';
+      /** candidate × voter × replicate, replicate fastest (shared memory: not copied per task). */
+      data: Float64Array;
+      /** candidate × replicate. */
+      macro: Float64Array;
+      candidates: number;
+      voters: number;
+      replicates: number;
+      /** The replicates [from, to) of this task. */
+      from: number;
+      to: number;
+      options: Pick<RankIntervalOptions, 'level' | 'names' | 'pointOrder'>;
+    };
+
+/** A grid without its multiplicity matrix, which the caller already holds. */
+export type GridPart = Omit<BootstrapGridResult, 'multiplicities'>;
+
+export interface RankPart {
+  /** ranks[c * (to − from) + (b − from)]: 1-based rank of candidate c in replicate b. */
+  ranks: Int32Array;
+  exactReplicates: number;
+}
+
+export type StatisticsTaskResult = Int32Array | GridPart | KemenyResult | RankPart;
+
+/** An error of a task as it crosses threads: analytics errors keep their code. */
+export interface TaskFailure {
+  analyticsCode: AnalyticsErrorCode | null;
+  message: string;
+}
+
+/** Runs one task; `transfer` lists the buffers the answer may hand over instead of copying. */
+export function runStatisticsTask(task: StatisticsTask): { result: StatisticsTaskResult; transfer: ArrayBuffer[] } {
+  switch (task.kind) {
+    case 'multiplicities': {
+      // Shared, so every grid task of the computation reads the one matrix without a copy.
+      const { n, resamples: B, seed } = task;
+      if (!(n - 1 <= 0xffffffff && Number.isSafeInteger(n * B) && n >= 1 && B >= 1 && Number.isSafeInteger(seed))) {
+        return { result: bootstrapMultiplicities(n, B, seed), transfer: [] };
+      }
+      const w = new Int32Array(new SharedArrayBuffer(4 * n * B));
+      multiplicityRows(n, seed).fill(w, 0, B);
+      return { result: w, transfer: [] };
+    }
+    case 'grid': {
+      const { multiplicities: _shared, ...grid } = bootstrapGrid({
+        variables: task.variables,
+        runs: task.runs,
+        multiplicities: task.multiplicities,
+        confidence: task.confidence,
+      });
+      return { result: grid, transfer: [grid.points.buffer, grid.macroPoints.buffer, grid.replicates.buffer, grid.macroReplicates.buffer] as ArrayBuffer[] };
+    }
+    case 'kemeny':
+      return { result: kemeny(task.scores, task.options), transfer: [] };
+    case 'rankIntervals': {
+      const { candidates: K, voters: V, replicates: B, from, to } = task;
+      // A view starting at replicate `from` with the full strides: replicate b of the view is
+      // replicate from + b of the data. Each replicate's ranks depend on its own scores only.
+      const result = kemenyRankIntervals(
+        { data: task.data.subarray(from), candidates: K, voters: V, replicates: to - from, strides: { candidate: V * B, voter: B, replicate: 1 } },
+        { ...task.options, macro: { data: task.macro.subarray(from), strides: { candidate: B, replicate: 1 } } },
+      );
+      return { result: { ranks: result.ranks, exactReplicates: result.exactReplicates }, transfer: [result.ranks.buffer as ArrayBuffer] };
+    }
+  }
+}
+
+export function taskFailure(error: unknown): TaskFailure {
+  if (error instanceof AnalyticsError) return { analyticsCode: error.code, message: error.message };
+  return { analyticsCode: null, message: error instanceof Error ? error.message : String(error) };
+}

@@ -1,0 +1,232 @@
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { BootstrapGridResult, GridRun, GridVariable } from '../../analytics/bootstrap';
+import { AnalyticsError } from '../../analytics/errors';
+import type { KemenyResult, KemenyTieBreak } from '../../analytics/kemeny';
+import { percentileRankIntervals } from '../../analytics/rank-intervals';
+import { InlineStatistics, type RankIntervalRequest, type RankIntervalRequestOptions, type StatisticsEngine } from './statistics-engine';
+import type { GridPart, RankPart, StatisticsTask, StatisticsTaskResult, TaskFailure } from './statistics-tasks';
+
+/**
+ * Sources run through a require hook (the tests, the benchmarks' TypeScript runs): the thread
+ * compiles them the same way, with @swc/core (a development dependency, as the hook is).
+ */
+const TYPESCRIPT_ENTRY = `
+const fs = require('node:fs');
+const { transformSync } = require('@swc/core');
+require.extensions['.ts'] = function compileTs(module, filename) {
+  const { code } = transformSync(fs.readFileSync(filename, 'utf8'), {
+    filename,
+    jsc: { parser: { syntax: 'typescript', decorators: true }, target: 'es2022' },
+    module: { type: 'commonjs' },
+  });
+  module._compile(code, filename);
+};
+require(require('node:worker_threads').workerData.entry);
+`;
+
+function spawnStatisticsThread(): Worker {
+  const extension = path.extname(__filename);
+  const entry = path.join(__dirname, `statistics-worker${extension}`);
+  if (extension === '.ts') return new Worker(TYPESCRIPT_ENTRY, { eval: true, workerData: { entry } });
+  return new Worker(entry);
+}
+
+interface Job {
+  task: StatisticsTask;
+  transfer: ArrayBuffer[];
+  resolve: (result: StatisticsTaskResult) => void;
+  reject: (error: Error) => void;
+}
+
+interface Thread {
+  worker: Worker;
+  job: Job | null;
+}
+
+/** Tasks a rank-interval computation is split into per thread, so that other requests' tasks interleave. */
+const RANK_PARTS_PER_THREAD = 4;
+
+/**
+ * The statistics on a pool of worker threads (ANALYTICS_THREADS), so that the request thread
+ * stays free for other requests while a cold leaderboard computes. Tasks wait in one queue and
+ * each thread takes one at a time, oldest first; threads start on first use, do not keep the
+ * process alive while idle, and a thread that dies fails only its own task and is replaced.
+ * Large read-only inputs (multiplicities, rank-interval replicates) live in shared memory;
+ * results' arrays are handed over, not copied.
+ */
+export class ThreadedStatistics implements StatisticsEngine {
+  private readonly threads: Thread[] = [];
+  private readonly idle: Thread[] = [];
+  private readonly queue: Job[] = [];
+  private closed = false;
+
+  constructor(
+    readonly size: number,
+    private readonly spawn: () => Worker = spawnStatisticsThread,
+  ) {
+    if (!(Number.isInteger(size) && size >= 1)) throw new RangeError(`statistics threads: ${size}`);
+  }
+
+  get parallelism(): number {
+    return this.size;
+  }
+
+  /** Threads started and not ended (for tests and operations). */
+  get running(): number {
+    return this.threads.length;
+  }
+
+  multiplicities(n: number, resamples: number, seed: number): Promise<Int32Array> {
+    return this.run({ kind: 'multiplicities', n, resamples, seed }) as Promise<Int32Array>;
+  }
+
+  async grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: Int32Array, confidence: number): Promise<BootstrapGridResult> {
+    // Item columns are often views of a run's cached scores: a copy of each column alone is
+    // what crosses (a view would carry its whole buffer), handed over without a second copy.
+    const copies = runs.map((run) => ({ id: run.id, items: run.items.map((column) => new Float64Array(column)) }));
+    const part = (await this.run(
+      { kind: 'grid', variables: [...variables], runs: copies, multiplicities, confidence },
+      copies.flatMap((run) => run.items.map((column) => column.buffer)),
+    )) as GridPart;
+    return { ...part, multiplicities };
+  }
+
+  kemeny(scores: readonly Float64Array[], options: KemenyTieBreak): Promise<KemenyResult> {
+    return this.run({ kind: 'kemeny', scores: [...scores], options }) as Promise<KemenyResult>;
+  }
+
+  float64(length: number): Float64Array {
+    return new Float64Array(new SharedArrayBuffer(8 * length));
+  }
+
+  async rankIntervals(input: RankIntervalRequest, options: RankIntervalRequestOptions) {
+    const { candidates: K, voters: V, replicates: B } = input;
+    const data = isShared(input.data) ? input.data : copyToShared(input.data);
+    const macro = isShared(input.macro) ? input.macro : copyToShared(input.macro);
+    // Each replicate's ranks depend on that replicate alone, so the replicates are split in
+    // contiguous parts and the parts' ranks put side by side.
+    const parts = Math.max(1, Math.min(B, this.size * RANK_PARTS_PER_THREAD));
+    const bounds = Array.from({ length: parts + 1 }, (_, i) => Math.round((i * B) / parts));
+    const results = (await Promise.all(
+      bounds.slice(0, -1).map((from, i) =>
+        this.run({
+          kind: 'rankIntervals',
+          data,
+          macro,
+          candidates: K,
+          voters: V,
+          replicates: B,
+          from,
+          to: bounds[i + 1]!,
+          options: { level: options.level, names: options.names ?? null, pointOrder: options.pointOrder ?? null },
+        }),
+      ),
+    )) as RankPart[];
+    const ranks = new Int32Array(K * B);
+    results.forEach((part, i) => {
+      const from = bounds[i]!;
+      const width = bounds[i + 1]! - from;
+      for (let c = 0; c < K; c++) ranks.set(part.ranks.subarray(c * width, (c + 1) * width), c * B + from);
+    });
+    return percentileRankIntervals(ranks, K, B, options.level).map(({ candidate, lower, upper }) => ({ candidate, lower, upper }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const closed = new Error('statistics threads closed');
+    for (const job of this.queue.splice(0)) job.reject(closed);
+    const threads = this.threads.splice(0);
+    for (const thread of threads) thread.job?.reject(closed);
+    await Promise.all(threads.map((thread) => thread.worker.terminate()));
+    this.idle.length = 0;
+  }
+
+  private run(task: StatisticsTask, transfer: ArrayBuffer[] = []): Promise<StatisticsTaskResult> {
+    if (this.closed) return Promise.reject(new Error('statistics threads closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ task, transfer, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      const thread = this.idle.pop() ?? (this.threads.length < this.size ? this.start() : null);
+      if (!thread) return;
+      const job = this.queue.shift()!;
+      thread.job = job;
+      thread.worker.ref();
+      try {
+        thread.worker.postMessage({ task: job.task }, job.transfer);
+      } catch (error) {
+        // The message could not be cloned: the task fails, the thread stays free.
+        thread.job = null;
+        this.release(thread);
+        job.reject(error as Error);
+      }
+    }
+  }
+
+  private start(): Thread {
+    const worker = this.spawn();
+    const thread: Thread = { worker, job: null };
+    worker.unref();
+    worker.on('message', (message: { ok: true; result: StatisticsTaskResult } | { ok: false; failure: TaskFailure }) => {
+      const job = thread.job;
+      thread.job = null;
+      this.release(thread);
+      if (job) {
+        if (message.ok) job.resolve(message.result);
+        else job.reject(failureError(message.failure));
+      }
+      this.dispatch();
+    });
+    const ended = (error: Error) => {
+      const at = this.threads.indexOf(thread);
+      if (at < 0) return;
+      this.threads.splice(at, 1);
+      const idleAt = this.idle.indexOf(thread);
+      if (idleAt >= 0) this.idle.splice(idleAt, 1);
+      const job = thread.job;
+      thread.job = null;
+      job?.reject(error);
+      if (!this.closed) this.dispatch();
+    };
+    worker.on('error', (error) => ended(new Error('a statistics thread failed', { cause: error })));
+    worker.on('exit', (code) => ended(new Error(`a statistics thread ended (exit code ${code})`)));
+    this.threads.push(thread);
+    return thread;
+  }
+
+  private release(thread: Thread): void {
+    thread.worker.unref();
+    if (this.threads.includes(thread)) this.idle.push(thread);
+  }
+}
+
+/** ANALYTICS_THREADS by default: one per core, at most 4. */
+export function defaultStatisticsThreads(): number {
+  return Math.max(1, Math.min(4, os.availableParallelism()));
+}
+
+/** The statistics on `threads` worker threads, or on the calling thread for 0. */
+export function createStatisticsEngine(threads: number): StatisticsEngine {
+  return threads === 0 ? new InlineStatistics() : new ThreadedStatistics(threads);
+}
+
+/** Shared memory, also when it was made in another realm (a thread, a test's context). */
+function isShared(values: Float64Array): boolean {
+  return Object.prototype.toString.call(values.buffer) === '[object SharedArrayBuffer]';
+}
+
+function copyToShared(values: Float64Array): Float64Array {
+  const shared = new Float64Array(new SharedArrayBuffer(values.byteLength));
+  shared.set(values);
+  return shared;
+}
+
+function failureError(failure: TaskFailure): Error {
+  return failure.analyticsCode ? new AnalyticsError(failure.analyticsCode, failure.message) : new Error(`statistics thread: ${failure.message}`);
+}

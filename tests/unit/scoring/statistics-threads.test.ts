@@ -1,0 +1,153 @@
+import { Worker } from 'node:worker_threads';
+import { bootstrapGrid, bootstrapMultiplicities } from '../../../src/analytics/bootstrap';
+import { AnalyticsError } from '../../../src/analytics/errors';
+import { kemeny } from '../../../src/analytics/kemeny';
+import { kemenyRankIntervals } from '../../../src/analytics/rank-intervals';
+import { InlineStatistics } from '../../../src/modules/scoring/statistics-engine';
+import { createStatisticsEngine, ThreadedStatistics } from '../../../src/modules/scoring/statistics-threads';
+
+function lcg(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const bits = (a: ArrayLike<number>) => Array.from(new Uint8Array(Float64Array.from(a).buffer));
+
+/**
+ * The statistics threads compute what the request thread computes, bit for bit: the tasks are
+ * the same pure functions, the replicates of rank intervals are split between threads and put
+ * back side by side.
+ */
+describe('statistics on worker threads', () => {
+  const random = lcg(29);
+  const n = 57;
+  const V = 4;
+  const R = 9;
+  const B = 203;
+  const variables = Array.from({ length: V }, (_, v) => ({ key: `v${v}`, groups: Int32Array.from({ length: n }, () => Math.floor(random() * (v + 2)) - (random() < 0.05 ? 1 : 0)) }));
+  // Two 0/1 variables and two with real-valued item scores (the kernel's two paths).
+  const runs = Array.from({ length: R }, (_, r) => ({
+    id: `r${r}`,
+    items: variables.map((_, v) => Float64Array.from({ length: n }, () => (v < 2 ? (random() < 0.4 + r * 0.05 ? 1 : 0) : random() * (0.5 + r * 0.05)))),
+  }));
+  let threads: ThreadedStatistics;
+
+  beforeAll(() => {
+    threads = new ThreadedStatistics(2);
+  });
+  afterAll(async () => {
+    await threads.close();
+  });
+
+  it('draws the multiplicity matrix of bootstrapMultiplicities, in shared memory', async () => {
+    const w = await threads.multiplicities(n, B, 5);
+    expect(Object.prototype.toString.call(w.buffer)).toBe('[object SharedArrayBuffer]');
+    expect(Array.from(w)).toEqual(Array.from(bootstrapMultiplicities(n, B, 5)));
+  });
+
+  it('computes grids of run slices bit for bit as bootstrapGrid, from views of larger arrays too', async () => {
+    const multiplicities = await threads.multiplicities(n, B, 5);
+    const whole = bootstrapGrid({ variables, runs, multiplicities: bootstrapMultiplicities(n, B, 5), confidence: 0.9 });
+    // Item columns as views into one array per run, as the per-run cache holds them.
+    const viewed = runs.map((run) => {
+      const all = new Float64Array(V * n);
+      run.items.forEach((column, v) => all.set(column, v * n));
+      return { id: run.id, items: run.items.map((_, v) => all.subarray(v * n, (v + 1) * n)) };
+    });
+    const parts = await Promise.all([threads.grid(variables, viewed.slice(0, 4), multiplicities, 0.9), threads.grid(variables, viewed.slice(4), multiplicities, 0.9)]);
+    expect(bits([...parts[0]!.replicates, ...parts[1]!.replicates])).toEqual(bits(whole.replicates));
+    expect(bits([...parts[0]!.macroReplicates, ...parts[1]!.macroReplicates])).toEqual(bits(whole.macroReplicates));
+    expect([...parts[0]!.perVariable, ...parts[1]!.perVariable]).toEqual(whole.perVariable);
+    expect([...parts[0]!.macro, ...parts[1]!.macro]).toEqual(whole.macro);
+    expect(parts[1]!.multiplicities).toBe(multiplicities);
+    // The caller's cached arrays are copied, not handed over.
+    expect(viewed[0]!.items[0]!.length).toBe(n);
+  });
+
+  it('gives the Kemeny–Young consensus of kemeny()', async () => {
+    const scores = Array.from({ length: V }, () => Float64Array.from({ length: 30 }, () => Math.round(random() * 20) / 20));
+    const macro = Float64Array.from({ length: 30 }, () => random());
+    const names = Array.from({ length: 30 }, (_, c) => `run ${c}`);
+    expect(await threads.kemeny(scores, { macro, names })).toEqual(kemeny(scores, { macro, names }));
+  });
+
+  it.each([1, 2, 3])('splits rank-interval replicates over %i threads with the ranks of one computation', async (size) => {
+    const engine = new ThreadedStatistics(size);
+    try {
+      const grid = bootstrapGrid({ variables, runs, multiplicities: bootstrapMultiplicities(n, B, 7) });
+      const names = runs.map((r) => r.id);
+      const pointOrder = kemeny(
+        Array.from({ length: V }, (_, v) => Float64Array.from({ length: R }, (_, r) => grid.points[r * V + v]!)),
+        { macro: grid.macroPoints, names },
+      ).order;
+      const data = engine.float64(grid.replicates.length);
+      data.set(grid.replicates);
+      const macro = engine.float64(grid.macroReplicates.length);
+      macro.set(grid.macroReplicates);
+      const expected = kemenyRankIntervals(
+        { data: grid.replicates, candidates: R, voters: V, replicates: B },
+        { level: 0.9, names, pointOrder, macro: { data: grid.macroReplicates } },
+      ).intervals.map(({ candidate, lower, upper }) => ({ candidate, lower, upper }));
+      const inline = await new InlineStatistics().rankIntervals({ data: grid.replicates, macro: grid.macroReplicates, candidates: R, voters: V, replicates: B }, { level: 0.9, names, pointOrder });
+      const threaded = await engine.rankIntervals({ data, macro, candidates: R, voters: V, replicates: B }, { level: 0.9, names, pointOrder });
+      expect(threaded).toEqual(expected);
+      expect(inline).toEqual(expected);
+      // Arrays not in shared memory are copied into it.
+      expect(await engine.rankIntervals({ data: grid.replicates, macro: grid.macroReplicates, candidates: R, voters: V, replicates: B }, { level: 0.9, names, pointOrder })).toEqual(expected);
+      expect(engine.running).toBeLessThanOrEqual(size);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('rejects a task with the analytics error of the thread, code kept, and goes on', async () => {
+    const failure = await threads.kemeny([Float64Array.of(1, 2), Float64Array.of(1)], {}).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(AnalyticsError);
+    expect((failure as AnalyticsError).code).toBe('LENGTH_MISMATCH');
+    expect((await threads.kemeny([Float64Array.of(1, 2)], {})).order).toEqual([1, 0]);
+  });
+
+  it('fails only the task of a thread that dies, and starts another for the next', async () => {
+    let spawned = 0;
+    const engine = new ThreadedStatistics(1, () => {
+      spawned += 1;
+      // The first thread dies on its first task; later ones answer as the real entry does.
+      return spawned === 1
+        ? new Worker("require('node:worker_threads').parentPort.on('message', () => process.exit(3));", { eval: true })
+        : new Worker(
+            "const { parentPort } = require('node:worker_threads'); parentPort.on('message', () => parentPort.postMessage({ ok: true, result: { order: [0], rank: [1] } }));",
+            { eval: true },
+          );
+    });
+    try {
+      const first = engine.kemeny([Float64Array.of(1)], {});
+      const second = engine.kemeny([Float64Array.of(1)], {});
+      await expect(first).rejects.toThrow(/statistics thread ended \(exit code 3\)/);
+      await expect(second).resolves.toEqual({ order: [0], rank: [1] });
+      expect(spawned).toBe(2);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('rejects what is queued when closed, and everything after', async () => {
+    const engine = new ThreadedStatistics(1);
+    const scores = [Float64Array.from({ length: 12 }, (_, c) => c % 5)];
+    const running = engine.kemeny(scores, {}).catch((error: Error) => error);
+    const queued = engine.kemeny(scores, {}).catch((error: Error) => error);
+    await engine.close();
+    expect(await queued).toEqual(new Error('statistics threads closed'));
+    expect(await running).toEqual(new Error('statistics threads closed'));
+    await expect(engine.kemeny(scores, {})).rejects.toThrow(/closed/);
+    expect(engine.running).toBe(0);
+  });
+
+  it('computes on the calling thread for ANALYTICS_THREADS=0', () => {
+    expect(createStatisticsEngine(0)).toBeInstanceOf(InlineStatistics);
+    expect(createStatisticsEngine(3)).toBeInstanceOf(ThreadedStatistics);
+    expect(() => new ThreadedStatistics(0)).toThrow(RangeError);
+  });
+});
