@@ -10,7 +10,10 @@
  * 20 ms during each cold request (the client's own share is the generated data, small next to it),
  * and the whole process's maximum (import included) from getrusage.
  *
- *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3]
+ * `--threads N` sets the server's ANALYTICS_THREADS (default: one per core, at most 4; 0 computes
+ * on the request thread, in slices).
+ *
+ *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3] [--threads N]
  */
 import { argument, lcg, startBenchServer } from '../support/bench-server';
 
@@ -37,7 +40,9 @@ async function main(): Promise<void> {
     ),
   );
 
-  const server = await startBenchServer();
+  const threads = process.argv.includes('--threads') ? argument('threads', 0) : undefined;
+  const server = await startBenchServer(threads === undefined ? {} : { analyticsThreads: threads });
+  process.stdout.write(`statistics threads: ${threads ?? 'default'}\n`);
   const { gql, port } = server;
 
   try {

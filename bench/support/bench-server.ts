@@ -35,11 +35,14 @@ export interface BenchServer {
 }
 
 /** The real server on a fresh embedded PostgreSQL in a temporary folder, for benchmarks. */
-export async function startBenchServer(options: { secretKey?: string } = {}): Promise<BenchServer> {
+export async function startBenchServer(options: { secretKey?: string; analyticsThreads?: number } = {}): Promise<BenchServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'reportql-bench-'));
   const database = await startEmbeddedPostgres({ dir, database: 'bench' });
   const dataSource = await openDatabase({ url: database.url });
-  const app = await createApp(dataSource, createLogger('warn'), { secretKey: options.secretKey ?? BENCH_SECRET_KEY });
+  const app = await createApp(dataSource, createLogger('warn'), {
+    secretKey: options.secretKey ?? BENCH_SECRET_KEY,
+    ...(options.analyticsThreads !== undefined ? { analyticsThreads: options.analyticsThreads } : {}),
+  });
   const port = await app.listen(0, '127.0.0.1');
   const key = `rql_bench_${Date.now()}_admin_key_xxxxxxxx`;
   await app.services.apiKeys.ensureServerAdmin(key);

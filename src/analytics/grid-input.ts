@@ -49,19 +49,30 @@ export function buildGridInput(
     if (run.records.length !== n) {
       throw new AnalyticsError('LENGTH_MISMATCH', `run "${run.id}": ${run.records.length} records for ${n} reports`);
     }
-    return {
-      id: run.id,
-      items: specs.map((spec, v) => {
-        const preds = run.records.map((rec) => rec?.[spec.key] as NormalisedCell | undefined);
-        if (opts?.metric === 'ACCURACY' && (spec.type === 'FREE_TEXT' || spec.type === 'LIST')) {
-          // Plain accuracy of text and lists is exact equality, whatever the similarity.
-          return itemScores({ ...spec, type: 'EXACT_STRING' }, refsByVariable[v]!.map(asExactCell), preds.map(asExactCell));
-        }
-        return itemScores(spec, refsByVariable[v]!, preds, { similarity: opts?.similarity ?? null, collapsed });
-      }),
-    };
+    return { id: run.id, items: specs.map((spec, v) => gridItemColumn(spec, refsByVariable[v]!, run.records, opts)) };
   });
   return { variables, runs: gridRuns };
+}
+
+/**
+ * One run's item scores for one variable, as in {@link buildGridInput}: `references` are the
+ * reference cells of `spec` in report order, `records` the run's records. O(n) plus similarity
+ * look-ups; the unit of work for callers that build a grid's inputs a piece at a time.
+ *
+ * @throws AnalyticsError BAD_INPUT when a similarity is needed and missing.
+ */
+export function gridItemColumn(
+  spec: VariableSpec,
+  references: readonly (RecordCell | undefined)[],
+  records: RunRecords['records'],
+  opts?: GridInputOptions,
+): Float64Array {
+  const preds = records.map((rec) => rec?.[spec.key] as NormalisedCell | undefined);
+  if (opts?.metric === 'ACCURACY' && (spec.type === 'FREE_TEXT' || spec.type === 'LIST')) {
+    // Plain accuracy of text and lists is exact equality, whatever the similarity.
+    return itemScores({ ...spec, type: 'EXACT_STRING' }, references.map(asExactCell), preds.map(asExactCell));
+  }
+  return itemScores(spec, references, preds, { similarity: opts?.similarity ?? null, collapsed: opts?.collapsed ?? false });
 }
 
 function asExactCell(cell: NormalisedCell | undefined): NormalisedCell | undefined {

@@ -11,12 +11,6 @@ export interface RunItems {
   reports: number;
 }
 
-export function runItemsOf(items: readonly Float64Array[], valid: Uint8Array, reports: number): RunItems {
-  const scores = new Float64Array(items.length * reports);
-  items.forEach((column, v) => scores.set(column, v * reports));
-  return { scores, valid, reports };
-}
-
 /** The item-score column of variable `v` (a view, not a copy). */
 export function itemColumn(items: RunItems, v: number): Float64Array {
   return items.scores.subarray(v * items.reports, (v + 1) * items.reports);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
 import { interRaterAgreement } from '../../analytics/agreement';
@@ -14,7 +15,7 @@ import {
 import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/embedding/embedder';
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
-import { buildGridInput } from '../../analytics/grid-input';
+import { buildGridInput, gridItemColumn } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
 import { partitionVariance } from '../../analytics/mixed-model';
@@ -57,7 +58,7 @@ import { loadReportMetadata } from './scoring-data';
 import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strategy-effects';
 import { concatGrids, yieldToEventLoop } from './chunked';
 import { InlineStatistics, type StatisticsEngine } from './statistics-engine';
-import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, runItemsOf, validColumn, type RunItems } from './run-item-cache';
+import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, validColumn, type RunItems } from './run-item-cache';
 import { loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow, type RunFingerprint } from './scoring-data';
 import {
   Metric,
@@ -95,6 +96,8 @@ const MAX_RESAMPLES = 10_000;
 /** The MISSING value as a nominal rating (a category of its own, docs/scoring.md §1). */
 const MISSING_RATING = '\u2205MISSING';
 const RUNS_PER_SLICE = 16;
+/** Scoring of prediction cells pauses for other requests about this often (ms). */
+const SCORING_SLICE_MS = 20;
 
 /**
  * Runs per slice of the grid at `reports` reports: 16 at the paper's 1,252 reports, fewer on
@@ -1228,6 +1231,7 @@ export class ScoringService {
     const fingerprints = new Map<string, RunFingerprint>();
     const similarity = lexicalSimilarity();
     const gridVariables = buildGridInput(specs, references, [], { similarity, collapsed: options.collapsed }).variables;
+    const referenceCells = specs.map((spec) => references.map((record) => record?.[spec.key]));
     const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);
     // The runs not cached are read and turned into item scores a slice at a time: only one
     // slice's prediction cells are alive at once (30 runs × 20,000 reports of them are ~10
@@ -1243,24 +1247,22 @@ export class ScoringService {
         return !hit;
       },
       async (records) => {
-        const slice = [...records.keys()];
-        const input = buildGridInput(
-          specs,
-          references,
-          slice.map((id) => ({ id, records: records.get(id)! })),
-          { similarity, collapsed: options.collapsed },
-        );
-        input.runs.forEach((gridRun, i) => {
-          const runId = slice[i]!;
-          const runRecords = records.get(runId)!;
-          const valid = new Uint8Array(specs.length * n);
-          specs.forEach((spec, v) => {
-            for (let report = 0; report < n; report++) valid[v * n + report] = isValidCell(runRecords[report]?.[spec.key]) ? 1 : 0;
-          });
-          const items = runItemsOf(gridRun.items as Float64Array[], valid, n);
+        // A variable of a run at a time, with a turn of the event loop every SCORING_SLICE_MS:
+        // one run at 20,000 reports is 320,000 cells to score.
+        let began = performance.now();
+        for (const [runId, runRecords] of records) {
+          const items: RunItems = { scores: new Float64Array(specs.length * n), valid: new Uint8Array(specs.length * n), reports: n };
+          for (const [v, spec] of specs.entries()) {
+            items.scores.set(gridItemColumn(spec, referenceCells[v]!, runRecords, { similarity, collapsed: options.collapsed }), v * n);
+            for (let report = 0; report < n; report++) items.valid[v * n + report] = isValidCell(runRecords[report]?.[spec.key]) ? 1 : 0;
+            if (performance.now() - began >= SCORING_SLICE_MS) {
+              await yieldToEventLoop();
+              began = performance.now();
+            }
+          }
           found.set(runId, items);
           this.runItems.set(keyOf(runId, fingerprints.get(runId)!), items);
-        });
+        }
         records.clear();
         await yieldToEventLoop();
       },

@@ -27,6 +27,9 @@ export type StatisticsTask =
       options: Pick<RankIntervalOptions, 'level' | 'names' | 'pointOrder'>;
     };
 
+/** Nice value of a statistics thread (0 is the request thread's; 19 the lowest priority). */
+export const STATISTICS_THREAD_NICE = 10;
+
 /** A grid without its multiplicity matrix, which the caller already holds. */
 export type GridPart = Omit<BootstrapGridResult, 'multiplicities'>;
 

@@ -1,7 +1,7 @@
-import { itemColumn, RunItemCache, runItemsOf, validColumn } from '../../../src/modules/scoring/run-item-cache';
+import { itemColumn, RunItemCache, validColumn, type RunItems } from '../../../src/modules/scoring/run-item-cache';
 
 describe('RunItemCache', () => {
-  const entry = () => runItemsOf([Float64Array.of(1, 0, 0.5), Float64Array.of(0, 1, 1)], Uint8Array.of(1, 1, 0, 1, 0, 1), 3);
+  const entry = (): RunItems => ({ scores: Float64Array.of(1, 0, 0.5, 0, 1, 1), valid: Uint8Array.of(1, 1, 0, 1, 0, 1), reports: 3 });
 
   it('keeps item scores in columns, one view per variable', () => {
     const items = entry();

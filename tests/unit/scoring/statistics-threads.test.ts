@@ -1,9 +1,11 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { bootstrapGrid, bootstrapMultiplicities } from '../../../src/analytics/bootstrap';
 import { AnalyticsError } from '../../../src/analytics/errors';
 import { kemeny } from '../../../src/analytics/kemeny';
 import { kemenyRankIntervals } from '../../../src/analytics/rank-intervals';
 import { InlineStatistics } from '../../../src/modules/scoring/statistics-engine';
+import { STATISTICS_THREAD_NICE } from '../../../src/modules/scoring/statistics-tasks';
 import { createStatisticsEngine, ThreadedStatistics } from '../../../src/modules/scoring/statistics-threads';
 
 function lcg(seed: number) {
@@ -143,6 +145,16 @@ describe('statistics on worker threads', () => {
     expect(await running).toEqual(new Error('statistics threads closed'));
     await expect(engine.kemeny(scores, {})).rejects.toThrow(/closed/);
     expect(engine.running).toBe(0);
+  });
+
+  it('runs its threads below the request thread\'s priority (Linux: a nice value per thread)', async () => {
+    await threads.kemeny([Float64Array.of(1, 2)], {});
+    // Field 19 of /proc/<pid>/task/<tid>/stat is the thread's nice value.
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+    const nices = readdirSync('/proc/self/task').map(niceOf);
+    const requestThread = niceOf(String(process.pid));
+    expect(requestThread).toBeLessThan(STATISTICS_THREAD_NICE);
+    expect(nices).toContain(STATISTICS_THREAD_NICE);
   });
 
   it('computes on the calling thread for ANALYTICS_THREADS=0', () => {
