@@ -56,7 +56,7 @@ import type {
 import { checkSizeBinEdges, checkStratum, groupLabel, selects, stratumLabeller, unitObservations } from './observations';
 import { loadReportMetadata } from './scoring-data';
 import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strategy-effects';
-import { concatGrids, yieldToEventLoop } from './chunked';
+import { concatGrids, jsonDigestInSlices, yieldToEventLoop } from './chunked';
 import { InlineStatistics, type StatisticsEngine } from './statistics-engine';
 import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, validColumn, type RunItems } from './run-item-cache';
 import { loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow, type RunFingerprint } from './scoring-data';
@@ -1223,9 +1223,7 @@ export class ScoringService {
     const specs = variableIndex.map((i) => frame.specs[i]!);
     if (runs.length === 0 || specs.length === 0) return { runs, grid: null, variableIndex };
     const n = frame.reportIds.length;
-    const context = createHash('sha256')
-      .update(JSON.stringify({ reports: frame.reportIds, specs, reference: reference.id, references, collapsed: options.collapsed }))
-      .digest('hex');
+    const context = await jsonDigestInSlices({ reports: frame.reportIds, specs, reference: reference.id, collapsed: options.collapsed }, references);
     const keyOf = (runId: string, f: { rows: number; digest: string }) => `${runId}:${f.rows}:${f.digest}:${context}`;
     const found = new Map<string, RunItems>();
     const fingerprints = new Map<string, RunFingerprint>();

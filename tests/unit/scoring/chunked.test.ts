@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { bootstrapGrid, bootstrapMultiplicities, multiplicityRows } from '../../../src/analytics/bootstrap';
 import { kemenyRankIntervals, rankIntervalSteps } from '../../../src/analytics/rank-intervals';
-import { bootstrapMultiplicitiesInSlices, concatGrids, rankIntervalsInSlices } from '../../../src/modules/scoring/chunked';
+import { bootstrapMultiplicitiesInSlices, concatGrids, jsonDigestInSlices, rankIntervalsInSlices } from '../../../src/modules/scoring/chunked';
 
 function lcg(seed: number) {
   let s = seed >>> 0;
@@ -99,5 +100,24 @@ describe('rankIntervalSteps', () => {
       for (let c = 0; c < K; c++) expect(one.ranks[c]).toBe(whole.ranks[c * B + b]);
     }
     expect(new Set(Array.from({ length: B }, (_, b) => whole.ranks[b])).size).toBeGreaterThan(1);
+  });
+});
+
+describe('jsonDigestInSlices', () => {
+  const rows = Array.from({ length: 5000 }, (_, i) => (i % 97 === 0 ? undefined : { a: { status: 'VALUE', value: `class ${i % 7}` }, b: { status: 'MISSING' } }));
+
+  it('is SHA-256 of the head and the rows, a row per line, whatever the pauses', async () => {
+    const expected = createHash('sha256')
+      .update([JSON.stringify({ reports: ['r1'] }), ...rows.map((row) => JSON.stringify(row) ?? 'undefined')].join('\n'))
+      .digest('hex');
+    expect(await jsonDigestInSlices({ reports: ['r1'] }, rows)).toBe(expected);
+  });
+
+  it('tells apart a changed value, a missing row from null, and rows moved between head and body', async () => {
+    const base = await jsonDigestInSlices({ h: 1 }, rows);
+    const changed = rows.map((row, i) => (i === 4321 ? { ...row, b: { status: 'VALUE', value: 'x' } } : row));
+    expect(await jsonDigestInSlices({ h: 1 }, changed)).not.toBe(base);
+    expect(await jsonDigestInSlices({ h: 1 }, [undefined])).not.toBe(await jsonDigestInSlices({ h: 1 }, [null]));
+    expect(await jsonDigestInSlices({ h: 1 }, [[1, 2]])).not.toBe(await jsonDigestInSlices({ h: 1 }, [[1], [2]]));
   });
 });
