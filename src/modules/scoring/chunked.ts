@@ -58,12 +58,18 @@ export async function jsonDigestInSlices(head: unknown, rows: readonly unknown[]
 /** Time one slice of rank-interval replicates aims at; the number per slice follows from it. */
 const RANK_SLICE_MS = 20;
 
-/** Concatenates grids of different runs over the same variables and resamples. */
-export function concatGrids(parts: BootstrapGridResult[]): BootstrapGridResult {
+/**
+ * Concatenates grids of different runs over the same variables and resamples; `allocate` makes
+ * the arrays of the replicates (e.g. in memory that statistics threads share).
+ */
+export function concatGrids(
+  parts: BootstrapGridResult[],
+  allocate: (length: number) => Float64Array = (length) => new Float64Array(length),
+): BootstrapGridResult {
   const first = parts[0]!;
   if (parts.length === 1) return first;
-  const concat = (arrays: Float64Array[]) => {
-    const out = new Float64Array(arrays.reduce((n, a) => n + a.length, 0));
+  const concat = (arrays: Float64Array[], into: (length: number) => Float64Array = (length) => new Float64Array(length)) => {
+    const out = into(arrays.reduce((n, a) => n + a.length, 0));
     let offset = 0;
     for (const a of arrays) {
       out.set(a, offset);
@@ -78,8 +84,8 @@ export function concatGrids(parts: BootstrapGridResult[]): BootstrapGridResult {
     macro: parts.flatMap((p) => p.macro),
     points: concat(parts.map((p) => p.points)),
     macroPoints: concat(parts.map((p) => p.macroPoints)),
-    replicates: concat(parts.map((p) => p.replicates)),
-    macroReplicates: concat(parts.map((p) => p.macroReplicates)),
+    replicates: concat(parts.map((p) => p.replicates), allocate),
+    macroReplicates: concat(parts.map((p) => p.macroReplicates), allocate),
   };
 }
 

@@ -403,12 +403,16 @@ export class ScoringService {
     if (options.resamples === 0 || candidates.length < 2) return null;
     const B = grid.resamples;
     const K = candidates.length;
-    const data = this.statistics.float64(K * V * B);
-    const macro = this.statistics.float64(K * B);
-    candidates.forEach((r, k) => {
-      data.set(grid.replicates.subarray(r * V * B, (r + 1) * V * B), k * V * B);
-      macro.set(grid.macroReplicates.subarray(r * B, (r + 1) * B), k * B);
-    });
+    let data = grid.replicates;
+    let macro = grid.macroReplicates;
+    if (candidates.some((r, k) => r !== k) || candidates.length !== grid.runIds.length) {
+      data = this.statistics.float64(K * V * B);
+      macro = this.statistics.float64(K * B);
+      candidates.forEach((r, k) => {
+        data.set(grid.replicates.subarray(r * V * B, (r + 1) * V * B), k * V * B);
+        macro.set(grid.macroReplicates.subarray(r * B, (r + 1) * B), k * B);
+      });
+    }
     const intervals = await this.statistics.rankIntervals(
       { data, macro, candidates: K, voters: V, replicates: B },
       { level: options.confidence, names: candidates.map((r) => names[r]!), pointOrder: order },
@@ -1375,7 +1379,7 @@ class GridJobs {
   }
 
   all(): Promise<BootstrapGridResult> {
-    return Promise.all(this.grids).then(concatGrids);
+    return Promise.all(this.grids).then((grids) => concatGrids(grids, (length) => this.engine.float64(length)));
   }
 
   private async add(variables: readonly GridVariable[], runs: readonly GridRun[]): Promise<void> {
