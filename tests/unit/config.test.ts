@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { ConfigError, loadConfig } from '../../src/config';
 
 describe('configuration', () => {
@@ -21,6 +22,14 @@ describe('configuration', () => {
     expect(loadConfig({ ANALYTICS_RUN_CACHE_MB: '64' }, '/srv').analyticsRunCacheBytes).toBe(64 * 1024 * 1024);
     expect(loadConfig({ ANALYTICS_RUN_CACHE_MB: '0' }, '/srv').analyticsRunCacheBytes).toBe(0);
     expect(() => loadConfig({ ANALYTICS_RUN_CACHE_MB: '1.5' }, '/srv')).toThrow(ConfigError);
+  });
+
+  it('reads ANALYTICS_THREADS, one per core up to 4 when unset, 0 meaning the request thread', () => {
+    expect(loadConfig({}, '/srv').analyticsThreads).toBe(Math.min(4, Math.max(1, os.availableParallelism())));
+    expect(loadConfig({ ANALYTICS_THREADS: '0' }, '/srv').analyticsThreads).toBe(0);
+    expect(loadConfig({ ANALYTICS_THREADS: ' 3 ' }, '/srv').analyticsThreads).toBe(3);
+    expect(() => loadConfig({ ANALYTICS_THREADS: '65' }, '/srv')).toThrow(/ANALYTICS_THREADS/);
+    expect(() => loadConfig({ ANALYTICS_THREADS: '-1' }, '/srv')).toThrow(ConfigError);
   });
 
   it('reads ENDPOINT_ALLOW into an egress policy, blank meaning unset', async () => {
