@@ -7,12 +7,18 @@
  * Writes the synthetic data, the multiplicity matrix and the TypeScript results to
  * bench/.data/analytics-grid/ so grid_numpy.py computes the same grid from the same resamples.
  *
- * Usage: node bench/analytics-grid/ts-run.js bench/analytics-grid/grid-bench.ts [--repeats 3]
+ * `--threads K` (default 2, 0: none) also times the grid as the server computes it on K statistics
+ * threads (statistics-threads.ts): the multiplicities drawn on a thread, slices of 16 runs
+ * bootstrapped K at a time, put together, which must equal the one-call grid bit for bit.
+ *
+ * Usage: node bench/analytics-grid/ts-run.js bench/analytics-grid/grid-bench.ts [--repeats 3] [--threads 2]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootstrapGrid, bootstrapMultiplicities, percentileInterval } from '../../src/analytics/bootstrap';
-import type { GridRun, GridVariable } from '../../src/analytics/bootstrap';
+import type { BootstrapGridResult, GridRun, GridVariable } from '../../src/analytics/bootstrap';
+import { concatGrids } from '../../src/modules/scoring/chunked';
+import { ThreadedStatistics } from '../../src/modules/scoring/statistics-threads';
 
 const N = 1252;
 const R = 90;
@@ -97,8 +103,17 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-function main(): void {
+/** The grid as the server computes it on the statistics threads: slices of 16 runs, `threads` at a time. */
+async function threadedGrid(engine: ThreadedStatistics, variables: GridVariable[], runs: GridRun[]): Promise<BootstrapGridResult> {
+  const multiplicities = await engine.multiplicities(N, B, SEED);
+  const slices = Array.from({ length: Math.ceil(R / 16) }, (_, i) => runs.slice(i * 16, (i + 1) * 16));
+  const parts = await Promise.all(slices.map((slice) => engine.grid(variables, slice, multiplicities, 0.95)));
+  return concatGrids(parts, (length) => engine.float64(length));
+}
+
+async function main(): Promise<void> {
   const repeats = arg('--repeats', 3);
+  const threads = arg('--threads', 2);
   const { variables, runs, groups, items, classes } = makeData();
 
   const timings: Record<string, number[]> = { default: [], scalar: [] };
@@ -111,6 +126,25 @@ function main(): void {
       timings[mode]!.push(Number(process.hrtime.bigint() - t0) / 1e9);
       if (mode === 'default') result = g;
       else scalar = g;
+    }
+  }
+  const threadedTimes: number[] = [];
+  let threadedIdentical = true;
+  if (threads > 0) {
+    const engine = new ThreadedStatistics(threads);
+    try {
+      await threadedGrid(engine, variables, runs); // warm-up: threads started, kernels compiled
+      for (let k = 0; k < repeats; k++) {
+        const t0 = process.hrtime.bigint();
+        const g = await threadedGrid(engine, variables, runs);
+        threadedTimes.push(Number(process.hrtime.bigint() - t0) / 1e9);
+        threadedIdentical &&=
+          Buffer.compare(Buffer.from(new Uint8Array(g.replicates.buffer)), Buffer.from(result.replicates.buffer)) === 0 &&
+          Buffer.compare(Buffer.from(new Uint8Array(g.macroReplicates.buffer)), Buffer.from(result.macroReplicates.buffer)) === 0 &&
+          JSON.stringify(g.perVariable) === JSON.stringify(result.perVariable);
+      }
+    } finally {
+      await engine.close();
     }
   }
   // Parts of the default time, measured on their own: drawing the matrix, and the 90 × 16 + 90
@@ -161,6 +195,9 @@ function main(): void {
     secondsScalar: timings.scalar,
     medianDefault: median(timings.default!),
     medianScalar: median(timings.scalar!),
+    threads,
+    secondsThreaded: threadedTimes,
+    medianThreaded: threads > 0 ? median(threadedTimes) : null,
     medianDraw: median(parts.draw!),
     medianIntervals: median(parts.intervals!),
     bitIdentical,
@@ -171,9 +208,12 @@ function main(): void {
       `  default (WebAssembly SIMD kernels):    median ${report.medianDefault.toFixed(3)} s over ${repeats} runs [${timings.default!.map((t) => t.toFixed(3)).join(', ')}]\n` +
       `  scalar kernel (packBinary: false):     median ${report.medianScalar.toFixed(3)} s over ${repeats} runs [${timings.scalar!.map((t) => t.toFixed(3)).join(', ')}]\n` +
       `    parts, timed alone: drawing the matrix ${report.medianDraw.toFixed(3)} s, the ${R * V + R} percentile intervals ${report.medianIntervals.toFixed(3)} s (medians)\n` +
+      (threads > 0
+        ? `  on ${threads} statistics threads (slices of 16 runs):  median ${median(threadedTimes).toFixed(3)} s over ${repeats} runs [${threadedTimes.map((t) => t.toFixed(3)).join(', ')}], bit-identical: ${threadedIdentical ? 'yes' : 'NO'}\n`
+        : '') +
       `  replicates of the two kernels bit-identical: ${bitIdentical ? 'yes' : 'NO'}\n`,
   );
-  if (!bitIdentical) process.exitCode = 1;
+  if (!bitIdentical || !threadedIdentical) process.exitCode = 1;
 }
 
-main();
+void main();

@@ -92,6 +92,11 @@ def main():
         f"  max |TypeScript - NumPy| over all points and interval bounds: {diff:.3e}\n"
         f"  ratio TypeScript default / NumPy: {meta['medianDefault'] / med:.2f}; "
         f"scalar kernel / NumPy: {meta['medianScalar'] / med:.2f}"
+        + (
+            f"; TypeScript on {meta['threads']} statistics threads / NumPy: {meta['medianThreaded'] / med:.2f}"
+            if meta.get("medianThreaded")
+            else ""
+        )
     )
     if diff > 1e-12:
         sys.exit("TypeScript and NumPy disagree")
