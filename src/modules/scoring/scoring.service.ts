@@ -1253,7 +1253,8 @@ export class ScoringService {
         // one run at 20,000 reports is 320,000 cells to score.
         let began = performance.now();
         for (const [runId, runRecords] of records) {
-          const items: RunItems = { scores: new Float64Array(specs.length * n), valid: new Uint8Array(specs.length * n), reports: n };
+          // In memory the statistics threads read without a copy, as long as the run is cached.
+          const items: RunItems = { scores: this.statistics.float64(specs.length * n), valid: new Uint8Array(specs.length * n), reports: n };
           for (const [v, spec] of specs.entries()) {
             items.scores.set(gridItemColumn(spec, referenceCells[v]!, runRecords, { similarity, collapsed: options.collapsed }), v * n);
             for (let report = 0; report < n; report++) items.valid[v * n + report] = isValidCell(runRecords[report]?.[spec.key]) ? 1 : 0;

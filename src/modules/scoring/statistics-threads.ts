@@ -60,6 +60,7 @@ export class ThreadedStatistics implements StatisticsEngine {
   private readonly threads: Thread[] = [];
   private readonly idle: Thread[] = [];
   private readonly queue: Job[] = [];
+  private readonly variablesCache = new WeakMap<readonly GridVariable[], GridVariable[]>();
   private closed = false;
 
   constructor(
@@ -83,14 +84,37 @@ export class ThreadedStatistics implements StatisticsEngine {
   }
 
   async grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: Int32Array, confidence: number): Promise<BootstrapGridResult> {
-    // Item columns are often views of a run's cached scores: a copy of each column alone is
-    // what crosses (a view would carry its whole buffer), handed over without a second copy.
-    const copies = runs.map((run) => ({ id: run.id, items: run.items.map((column) => new Float64Array(column)) }));
-    const part = (await this.run(
-      { kind: 'grid', variables: [...variables], runs: copies, multiplicities, confidence },
-      copies.flatMap((run) => run.items.map((column) => column.buffer)),
-    )) as GridPart;
+    // Item columns in shared memory (the per-run cache's, from `float64`) cross as they are;
+    // others are copied column by column (a view would carry its whole buffer) and handed over.
+    const transfer: ArrayBuffer[] = [];
+    const items = runs.map((run) => ({
+      id: run.id,
+      items: run.items.map((column) => {
+        if (column instanceof Float64Array && isShared(column)) return column;
+        const copy = new Float64Array(column);
+        transfer.push(copy.buffer);
+        return copy;
+      }),
+    }));
+    const part = (await this.run({ kind: 'grid', variables: this.sharedVariables(variables), runs: items, multiplicities, confidence }, transfer)) as GridPart;
     return { ...part, multiplicities };
+  }
+
+  /**
+   * The variables with their groups in shared memory, made once per variables array: the
+   * slices of one computation share it, so the groups of 20,000 reports cross once.
+   */
+  private sharedVariables(variables: readonly GridVariable[]): GridVariable[] {
+    let shared = this.variablesCache.get(variables);
+    if (!shared) {
+      shared = variables.map((v) => {
+        const groups = new Int32Array(new SharedArrayBuffer(4 * v.groups.length));
+        groups.set(v.groups);
+        return { ...v, groups };
+      });
+      this.variablesCache.set(variables, shared);
+    }
+    return shared;
   }
 
   kemeny(scores: readonly Float64Array[], options: KemenyTieBreak): Promise<KemenyResult> {
@@ -217,7 +241,7 @@ export function createStatisticsEngine(threads: number): StatisticsEngine {
 }
 
 /** Shared memory, also when it was made in another realm (a thread, a test's context). */
-function isShared(values: Float64Array): boolean {
+function isShared(values: ArrayBufferView): boolean {
   return Object.prototype.toString.call(values.buffer) === '[object SharedArrayBuffer]';
 }
 

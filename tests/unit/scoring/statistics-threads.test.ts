@@ -53,9 +53,10 @@ describe('statistics on worker threads', () => {
   it('computes grids of run slices bit for bit as bootstrapGrid, from views of larger arrays too', async () => {
     const multiplicities = await threads.multiplicities(n, B, 5);
     const whole = bootstrapGrid({ variables, runs, multiplicities: bootstrapMultiplicities(n, B, 5), confidence: 0.9 });
-    // Item columns as views into one array per run, as the per-run cache holds them.
-    const viewed = runs.map((run) => {
-      const all = new Float64Array(V * n);
+    // Item columns as views into one array per run, as the per-run cache holds them: in shared
+    // memory for some runs, in memory of the request thread for the others.
+    const viewed = runs.map((run, r) => {
+      const all = r % 2 === 0 ? threads.float64(V * n) : new Float64Array(V * n);
       run.items.forEach((column, v) => all.set(column, v * n));
       return { id: run.id, items: run.items.map((_, v) => all.subarray(v * n, (v + 1) * n)) };
     });
@@ -65,8 +66,9 @@ describe('statistics on worker threads', () => {
     expect([...parts[0]!.perVariable, ...parts[1]!.perVariable]).toEqual(whole.perVariable);
     expect([...parts[0]!.macro, ...parts[1]!.macro]).toEqual(whole.macro);
     expect(parts[1]!.multiplicities).toBe(multiplicities);
-    // The caller's cached arrays are copied, not handed over.
-    expect(viewed[0]!.items[0]!.length).toBe(n);
+    // The caller's arrays are read or copied, never handed over.
+    expect(viewed.every((run) => run.items.every((column) => column.length === n))).toBe(true);
+    expect(bits(viewed[1]!.items[2]!)).toEqual(bits(runs[1]!.items[2]!));
   });
 
   it('gives the Kemeny–Young consensus of kemeny()', async () => {
