@@ -1,4 +1,4 @@
-import { cutPosition, InlineFile } from '../../../src/modules/imports/inline-file';
+import { cutPosition, InlineFile, isJsonStringBody } from '../../../src/modules/imports/inline-file';
 import { parseLargeJson, settleTokens } from '../../../src/http/json-body';
 import { createRecordReader, type ParsedRecord, type RowError } from '../../../src/modules/imports';
 
@@ -52,10 +52,32 @@ describe('InlineFile: a JSON string literal decoded piece by piece', () => {
   });
 
   it('refuses what JSON.parse refuses: raw control characters, bad escapes, a \\u without four hex digits', () => {
-    for (const bad of ['a\tb', 'a\\xb', 'a\\u12g4', 'a\\u12', 'a\nb']) {
+    for (const bad of ['a\tb', 'a\\xb', 'a\\u12g4', 'a\\u12', 'a\nb', 'a\\']) {
       const { body: b, start: s, end: e } = literalBuffer(bad);
       expect(new InlineFile(b, s, e).isValid()).toBe(false);
     }
+  });
+
+  it('judges every short string over a tricky alphabet as JSON.parse does', () => {
+    const alphabet = ['a', '\\', 'u', 'n', '0', 'F', 'g', '/', '\t', 'é'];
+    let level = [''];
+    const strings = [''];
+    for (let length = 1; length <= 5; length += 1) {
+      level = level.flatMap((prefix) => alphabet.map((c) => prefix + c));
+      strings.push(...level);
+    }
+    const disagreements: string[] = [];
+    for (const text of strings) {
+      const bytes = Buffer.from(text, 'utf8');
+      let accepted = true;
+      try {
+        JSON.parse(`"${text}"`);
+      } catch {
+        accepted = false;
+      }
+      if (isJsonStringBody(bytes, 0, bytes.length) !== accepted) disagreements.push(text);
+    }
+    expect(disagreements).toEqual([]);
   });
 
   it('a CSV read from the pieces gives the records of the whole text, the BOM skipped as before', () => {
