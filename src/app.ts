@@ -17,7 +17,9 @@ import type { Principal } from './modules/api-key/principal';
 import { createContext, type GraphQLContext } from './graphql/context';
 import { createErrorFormatter, DomainException } from './graphql/errors';
 import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
+import { inlineFileVariables } from './graphql/inline-files';
 import { INVALID_UTF8_TYPE, verifyUtf8Body } from './graphql/input-guard';
+import { jsonBody } from './http/json-body';
 import { accessLog } from './http/access-log';
 import { corsMiddleware } from './http/cors';
 import { registerChartRoutes } from './http/charts';
@@ -33,6 +35,11 @@ import { createServices, type ServiceOptions, type Services } from './services';
 
 export const MAX_REQUEST_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_REQUEST_DEADLINE_MS = 120_000;
+/**
+ * JSON bodies from this size on keep the files of import inputs (`content`) as bytes of the body
+ * instead of strings (src/http/json-body.ts); string values from this size on are the candidates.
+ */
+export const INLINE_FILE_MIN_BYTES = 1024 * 1024;
 
 /** How the server meets its clients: limits per key and address, and how long a request may take. */
 export interface AppOptions extends ServiceOptions {
@@ -410,6 +417,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       const deadline = (res.locals as { deadline?: AbortSignal }).deadline;
       const context = createContext(dataSource, services, logger, principal, deadline ? AbortSignal.any([gone.signal, deadline]) : gone.signal);
       context.audit = new ReplayableAuditRecorder(services.audit, principal, 'HTTP');
+      const inlineFiles = (res.locals as { inlineFiles?: GraphQLContext['inlineFiles'] }).inlineFiles;
+      if (inlineFiles) context.inlineFiles = inlineFiles;
       return context;
     },
   });
@@ -432,7 +441,16 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     },
     // Imported files may come as multipart uploads, read by the import as they arrive.
     multipartUploads({ maxFileSize: MAX_REQUEST_BYTES, maxFiles: 1 }),
-    express.json({ limit: MAX_REQUEST_BYTES, verify: verifyUtf8Body }),
+    // A large body keeps an import's inline file as bytes, never as one string; others as always.
+    jsonBody(
+      {
+        limit: MAX_REQUEST_BYTES,
+        threshold: INLINE_FILE_MIN_BYTES,
+        verify: (req, body) => verifyUtf8Body(req, undefined, body, null),
+        rule: (query, operationName) => inlineFileVariables(schema, query, operationName),
+      },
+      express.json({ limit: MAX_REQUEST_BYTES, verify: verifyUtf8Body }),
+    ),
     async (req, res, next) => {
       const deadline = res.locals['deadline'] as AbortSignal;
       // Past the deadline the client has its answer: what Apollo writes afterwards goes nowhere.

@@ -3,6 +3,7 @@ import type { CostMeter } from './query-cost';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../logger';
 import type { Principal } from '../modules/api-key/principal';
+import type { InlineFiles } from '../modules/imports/inline-file';
 import type { Services } from '../services';
 import { ExecutionPacer } from './execution-pacer';
 import { LoaderRegistry } from './loader-registry';
@@ -20,6 +21,8 @@ export interface GraphQLContext {
   audit?: AuditRecorder;
   /** Builds a large answer in slices, letting other requests in between (execution-pacer.ts). */
   pacer: ExecutionPacer;
+  /** The files of import inputs kept as bytes of a large HTTP request body, by the token standing for each (json-body.ts). */
+  inlineFiles?: InlineFiles;
 }
 
 export function createContext(

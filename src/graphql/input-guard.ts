@@ -37,9 +37,10 @@ const NAME_FIELDS = new Map<InputClass, readonly string[]>([
 /**
  * Imported files are checked row by row by the import itself, which reports the rows holding a
  * lone surrogate, a value nested too deep or a number out of range, and the rows holding a NUL
- * character (reports, annotations) or removes them (model output).
+ * character (reports, annotations) or removes them (model output). The same fields are the only
+ * ones a large request body may carry as inline files (inline-files.ts).
  */
-const FILE_CONTENT = new Map<InputClass, string>([
+export const FILE_CONTENT: ReadonlyMap<InputClass, string> = new Map<InputClass, string>([
   [ImportReportsInput, 'content'],
   [ImportAnnotationsInput, 'content'],
   [ImportPredictionsInput, 'content'],

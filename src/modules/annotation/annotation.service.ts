@@ -9,6 +9,7 @@ import { importFailure } from '../imports/import.types';
 import { parseAnnotations } from '../imports/parse-annotations';
 import { parseRecords } from '../imports/parse-records';
 import { containsNul, NUL_REASON } from '../imports/text-checks';
+import type { InlineFiles } from '../imports/inline-file';
 import { importSource, importText } from '../imports/upload';
 import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { UseCase } from '../use-case/use-case.entity';
@@ -36,14 +37,14 @@ export class AnnotationService {
    * rejects its row (PostgreSQL cannot store it). The use case must not change between
    * normalisation and commit (CONFLICT otherwise; see lockUnchangedUseCase).
    */
-  async importAnnotations(principal: Principal, datasetId: string, input: ImportAnnotationsInput) {
+  async importAnnotations(principal: Principal, datasetId: string, input: ImportAnnotationsInput, inline?: InlineFiles) {
     const dataset = await this.datasets.get(principal, datasetId, Role.EDITOR);
     const name = input.annotatorName.trim();
     if (!name) throw badInput('annotatorName must not be empty', { field: 'annotatorName' });
     const useCase = await this.dataSource.getRepository(UseCase).findOneByOrFail({ id: dataset.useCaseId });
     const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
 
-    const content = await importText(await importSource(input));
+    const content = await importText(await importSource(input, inline));
     const parsed = parseRecords(content, input.format, input.delimiter ? { delimiter: input.delimiter } : {});
     const annotations = parseAnnotations(parsed.rows, {
       idField: input.idField,

@@ -7,6 +7,7 @@ import { requireRole, type Principal } from '../api-key/principal';
 import type { RowError } from '../imports/import-errors';
 import { DuplicatePolicy, importFailure } from '../imports/import.types';
 import { readRecords } from '../imports/parse-records';
+import type { InlineFiles } from '../imports/inline-file';
 import { importSource } from '../imports/upload';
 import { ReportReader, type ParsedReport, type ParseReportsOptions } from '../imports/parse-reports';
 import { UseCase } from '../use-case/use-case.entity';
@@ -65,14 +66,14 @@ export class DatasetService {
    * first problem nothing more is written, the rest is still read to list every problem, and
    * the transaction is rolled back.
    */
-  async importReports(principal: Principal, datasetId: string, input: ImportReportsInput): Promise<{ dataset: Dataset; inserted: number; updated: number }> {
+  async importReports(principal: Principal, datasetId: string, input: ImportReportsInput, inline?: InlineFiles): Promise<{ dataset: Dataset; inserted: number; updated: number }> {
     const dataset = await this.get(principal, datasetId, Role.EDITOR);
     const options: ParseReportsOptions = {
       idField: input.idField,
       textField: input.textField,
       ...(input.metadataFields ? { metadataFields: input.metadataFields } : {}),
     };
-    const source = await importSource(input);
+    const source = await importSource(input, inline);
     return this.dataSource.transaction(async (manager) => {
       // Serialises imports into one dataset so ordinals stay dense and unique.
       await manager.query('SELECT id FROM datasets WHERE id = $1 FOR UPDATE', [dataset.id]);

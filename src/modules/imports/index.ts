@@ -24,6 +24,7 @@ export {
   type ReadRecordsResult,
   type RecordFormat,
 } from './parse-records';
+export { InlineFile, type InlineFiles } from './inline-file';
 export { createRecordReader, textSlices, TEXT_SLICE_CHARS, type RecordReader, type RecordReaderOptions, type RecordSink } from './record-reader';
 export { parseReports, ReportReader, type ParsedReport, type ParseReportsOptions, type ParseReportsResult } from './parse-reports';
 export {

@@ -11,6 +11,7 @@ import {
   type RecordReaderOptions,
   type RecordSink,
 } from './record-reader';
+import { InlineFile } from './inline-file';
 import { isTruncated, type ImportSource } from './upload';
 
 export { detectDelimiter, recordError, setOwn, type ParsedRecord, type RecordFormat } from './record-reader';
@@ -93,7 +94,7 @@ export interface ReadRecordsResult {
 }
 
 /**
- * The pieces of a file: slices of a string, or an uploaded file's bytes decoded as UTF-8 as
+ * The pieces of a file: slices of a string, the decoded pieces of an inline file, or an uploaded file's bytes decoded as UTF-8 as
  * they arrive. Bytes that are not UTF-8, or a file the multipart parser cut at its size limit,
  * are reported through `fail`; the rest of the upload is still read (and dropped) so that the
  * request body is consumed.
@@ -101,6 +102,11 @@ export interface ReadRecordsResult {
 async function* textPieces(source: ImportSource, fail: (error: RowError) => void): AsyncGenerator<string> {
   if (typeof source === 'string') {
     yield* textSlices(source);
+    return;
+  }
+  if (source instanceof InlineFile) {
+    // The body reader checked the literal before the request went on.
+    yield* source.pieces();
     return;
   }
   // ignoreBOM: the BOM is passed on and skipped by the reader, as for inline content
@@ -162,8 +168,13 @@ export async function readRecords(
   const reader: RecordReader = createRecordReader(format, sink, options);
   // A batch that fails (a database error) ends the import; an upload is still read to its end.
   let failure: { error: unknown } | null = null;
+  // An upload is read to its end (the request body must be consumed); a file in memory need not be.
+  const inMemory = typeof source === 'string' || source instanceof InlineFile;
   for await (const piece of textPieces(source, reject)) {
-    if (rejected || failure) continue;
+    if (rejected || failure) {
+      if (inMemory) break;
+      continue;
+    }
     reader.write(piece);
     try {
       while (!rejected && batch.length >= batchSize) {

@@ -1,11 +1,15 @@
 import type { RequestHandler } from 'express';
 import { graphqlUploadExpress, GraphQLUpload, Upload, type FileUpload } from 'graphql-upload-minimal';
 import { badInput } from '../../graphql/errors';
+import { InlineFile, type InlineFiles } from './inline-file';
 
 export { GraphQLUpload, type FileUpload };
 
-/** A file to import: the text itself, or the bytes of an uploaded file as they arrive. */
-export type ImportSource = string | AsyncIterable<Uint8Array>;
+/**
+ * A file to import: the text itself, the text kept as bytes of a large JSON request body (see
+ * {@link InlineFile}), or the bytes of an uploaded file as they arrive.
+ */
+export type ImportSource = string | InlineFile | AsyncIterable<Uint8Array>;
 
 /** The file fields of an import input: the text inline (`content`) or an uploaded file (`file`). */
 export interface ImportFileFields {
@@ -16,15 +20,16 @@ export interface ImportFileFields {
 /**
  * The file of an import: `content` (the text inside the JSON request) or `file` (a GraphQL
  * multipart request's file part, read as it arrives: the file is never held whole). Exactly
- * one of them; otherwise BAD_USER_INPUT naming the field.
+ * one of them; otherwise BAD_USER_INPUT naming the field. A `content` that is a token of the
+ * request's `inline` files is that file.
  */
-export async function importSource(input: ImportFileFields): Promise<ImportSource> {
+export async function importSource(input: ImportFileFields, inline?: InlineFiles): Promise<ImportSource> {
   const hasContent = input.content !== null && input.content !== undefined;
   const hasFile = input.file !== null && input.file !== undefined;
   if (hasContent && hasFile) throw badInput('file: give the file either as content or as an uploaded file, not both', { field: 'file' });
   if (!hasFile) {
     if (!hasContent) throw badInput('content: the file to import is missing (give content, or upload it as file)', { field: 'content' });
-    return input.content!;
+    return inline?.get(input.content!) ?? input.content!;
   }
   let upload: FileUpload;
   try {
@@ -39,6 +44,7 @@ export async function importSource(input: ImportFileFields): Promise<ImportSourc
 /** The whole text of an import source (for imports that read the file at once). */
 export async function importText(source: ImportSource): Promise<string> {
   if (typeof source === 'string') return source;
+  if (source instanceof InlineFile) return source.text();
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   const parts: string[] = [];
   let invalid = false;
@@ -64,7 +70,7 @@ export async function importText(source: ImportSource): Promise<string> {
 
 /** Whether the multipart parser cut the file at its size limit (busboy marks the stream). */
 export function isTruncated(source: ImportSource): boolean {
-  return typeof source !== 'string' && (source as { truncated?: boolean }).truncated === true;
+  return typeof source !== 'string' && !(source instanceof InlineFile) && (source as { truncated?: boolean }).truncated === true;
 }
 
 function uploadsIn(value: unknown, found: Upload[], depth = 0): Upload[] {

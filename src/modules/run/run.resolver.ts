@@ -27,6 +27,7 @@ export class RunResolver {
       decodeId(input.datasetId, 'Dataset', 'datasetId'),
       input.promptId ? decodeId(input.promptId, 'Prompt', 'promptId') : null,
       input,
+      ctx.inlineFiles,
     );
   }
 

@@ -14,6 +14,7 @@ import { parsePredictions, type ParsedPrediction, type ParsePredictionsOptions }
 import { parseRecords } from '../imports/parse-records';
 import { findValueProblem } from '../../db/storable';
 import { withoutNul } from '../imports/text-checks';
+import type { InlineFiles } from '../imports/inline-file';
 import { importSource, importText } from '../imports/upload';
 import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { Prompt } from '../prompt/prompt.entity';
@@ -179,7 +180,7 @@ export class RunService {
    * withoutNulOutput). The use case must not change between normalisation and commit
    * (CONFLICT otherwise; see lockUnchangedUseCase).
    */
-  async importPredictions(principal: Principal, datasetId: string, promptId: string | null, input: ImportPredictionsInput) {
+  async importPredictions(principal: Principal, datasetId: string, promptId: string | null, input: ImportPredictionsInput, inline?: InlineFiles) {
     const dataset = await this.datasets.get(principal, datasetId, Role.EDITOR);
     const modelName = input.modelName.trim();
     if (!modelName) throw badInput('modelName must not be empty', { field: 'modelName' });
@@ -191,7 +192,7 @@ export class RunService {
     const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
     const specs = variables.map((v) => toSpec(v, useCase));
 
-    const content = await importText(await importSource(input));
+    const content = await importText(await importSource(input, inline));
     const records = parseRecords(content, input.format, input.delimiter ? { delimiter: input.delimiter } : {});
     const errors: RowError[] = [...records.errors];
     const parsed = this.readPredictions(records.rows, input, variables.map((v) => v.key), errors);
