@@ -44,9 +44,9 @@ export interface RankIntervalOptions {
   voterWeights?: ArrayLike<number> | null;
   /** Condorcet components up to this size are solved exactly in each replicate (default 12). */
   exactLimit?: number;
-  /** Warm start for every replicate, typically the full-sample consensus order. */
+  /** Start of every replicate's repair, the full-sample consensus order (see kemenyRankIntervals). */
   pointOrder?: readonly number[] | null;
-  /** Cap on insertion sweeps per local search in a replicate (default 50). */
+  /** Cap on insertion sweeps per repaired component in a replicate (default 50). */
   maxSweeps?: number;
 }
 
@@ -86,17 +86,25 @@ const REPLICATE_BLOCK = 32;
  * {@link rankCeil}: a quantile within rounding of an integer is that integer); the unrounded
  * quantiles are returned too.
  *
+ * Per replicate, the consensus is {@link kemenyRepairOrder}'s: the Condorcet components of the
+ * replicate's matrix in consensus order; a component of k ≤ exactLimit (default 12) candidates
+ * gets the exact optimum with the tie-break, as `kemenyOrder` would; a larger one starts
+ * from `pointOrder` restricted to its members (without `pointOrder`: its Copeland order) and is
+ * repaired by insertion sweeps and tie-break swaps of equal pairs until neither changes the order
+ * or `maxSweeps` (default 50) sweeps have run. The result is then a local optimum under single
+ * insertions whose score is at most the point order's in that replicate; `exactReplicates`
+ * counts the replicates whose components all were solved exactly. A replicate's ranks depend
+ * only on its own scores and macro averages, the names and the options, never on other
+ * replicates: any subset of replicates computed alone gives the same ranks (everything shared
+ * across replicates, the base matrix and the relabelling, only saves work).
+ *
  * Boundedness: with integer voter weights (the default) each replicate's matrix is the base
  * matrix of the mean replicate scores plus the changes of the pairs whose scores changed order
- * ({@link PairwiseUpdates}: O(n²) copy, per voter O(n + inversions + changed neighbourhood),
- * instead of O(V·n²) comparisons); with fractional weights it is built directly, O(V·n²). Then
- * the Condorcet components (O(n²)) and, per component of size k, O(2^k·k) when k ≤ exactLimit
- * (default 12, at most ~50k steps) or otherwise the deterministic heuristic without random
- * restarts: Copeland, Borda, tie-break and `pointOrder` starts, each with at most `maxSweeps`
- * (default 50) insertion sweeps of at most O(k²) (scans stop early once no better move is
- * possible). The result is the same as building every replicate's matrix with
- * `pairwiseMatrix` and solving it with `kemenyFromMatrix` (tests compare them). Total
- * O(B·(n² + 4·maxSweeps·k²)) in the worst case; bench/RESULTS.md has the times.
+ * ({@link PairwiseUpdates}: O(n²) copy, per voter O(n + changed pairs)), instead of O(V·n²)
+ * comparisons; with fractional weights it is built directly, O(V·n²). Then the components
+ * (O(n²)), O(2^k·k) per exact component, and per repaired component O(k²) set-up plus sweeps
+ * that scan only as far as a better position is possible (a start near the local optimum needs
+ * few). Total O(B·(n² + Σ sweeps·k²)) at worst; bench/RESULTS.md has the times.
  *
  * Source: docs/scoring.md §6; Hyndman & Fan (1996) for type 7.
  * @throws AnalyticsError EMPTY_INPUT without candidates, voters or replicates; LENGTH_MISMATCH
