@@ -342,6 +342,147 @@ export function kemenyOrder(
   return { order, exact, componentSizes: components.map((c) => c.length) };
 }
 
+export interface KemenyRepairOptions extends KemenyTieBreak {
+  /** Largest Condorcet component solved exactly by the subset DP (default 22, at most {@link KEMENY_MAX_EXACT}). */
+  exactLimit?: number;
+  /**
+   * Start order of all candidates, typically the full-sample consensus; each large component
+   * starts from it restricted to its members. Default: each component's Copeland order.
+   */
+  start?: readonly number[] | null;
+  /** Cap on insertion sweeps per component, counted over all rounds (default 1000). */
+  maxSweeps?: number;
+  /** Tie-break priority given directly, as in {@link KemenyOptions.priority}. */
+  priority?: ArrayLike<number> | null;
+}
+
+/**
+ * Kemeny–Young order by repair of one start order: the per-replicate solver of bootstrap rank
+ * intervals, where the full-sample consensus is already close to each replicate's optimum.
+ *
+ * Definition. The Condorcet components of the matrix, in consensus order, as in
+ * {@link kemenyOrder}; a component of k ≤ exactLimit candidates gets the exact DP's order
+ * (the same as {@link kemenyOrder}'s). A larger component starts from `start` restricted to its
+ * members (without `start`: Copeland wins descending, then Borda margin descending, then
+ * tie-break priority) and is repaired by rounds of
+ *  (a) insertion sweeps until a sweep moves nothing: each position p in turn, its candidate x
+ *      moves to the position q that lowers the score most, by more than the comparison
+ *      tolerance (0 with integer weights), the first such q scanning from p − 1 down to 0 and
+ *      then from p + 1 up; and
+ *  (b) adjacent swaps of pairs with equal pairwise weights (margin within the tolerance) whose
+ *      later member has the higher tie-break priority, until none is left;
+ * until a round's (b) changes nothing, or `maxSweeps` insertion sweeps in all have run (then
+ * (b) once more). The result is then a local optimum: no single insertion of one candidate
+ * elsewhere lowers the score (across components neither: each earlier component strictly beats
+ * each later one), and no adjacent tie stands against the tie-break. Its score is at most that
+ * of `start` (moves only lower it, swaps of equal pairs keep it, and the Condorcet ordering of
+ * components does not raise it). It is not always the optimum; `exact` says whether every
+ * component was solved by the DP.
+ *
+ * The result depends only on the matrix, the tie-break and the options: it is a deterministic
+ * function of them.
+ *
+ * Complexity: O(n²) decomposition; O(2^k·k) per exact component; per repaired component O(k²)
+ * to set up plus O(k²) per sweep at worst, usually O(k · distance moved) with integer weights
+ * (scans stop once no farther position can be better); a start close to a local optimum needs
+ * few sweeps.
+ * @throws AnalyticsError OUT_OF_RANGE when exactLimit exceeds {@link KEMENY_MAX_EXACT};
+ *   LENGTH_MISMATCH for tie-break keys or a start of the wrong length; BAD_INPUT when the start
+ *   is not a permutation.
+ */
+export function kemenyRepairOrder(
+  matrix: PairwiseMatrix,
+  options: KemenyRepairOptions = {},
+): { order: number[]; exact: boolean; componentSizes: number[] } {
+  const { n, w } = matrix;
+  const exactLimit = options.exactLimit ?? DEFAULT_EXACT_LIMIT;
+  if (!Number.isInteger(exactLimit) || exactLimit < 0 || exactLimit > KEMENY_MAX_EXACT) {
+    throw new AnalyticsError('OUT_OF_RANGE', `kemeny: exactLimit ${exactLimit} outside 0..${KEMENY_MAX_EXACT}`);
+  }
+  const priority = options.priority == null ? tieBreakPriority(n, options) : givenPriority(n, options.priority);
+  const start = options.start ?? null;
+  let startPosition: Int32Array | null = null;
+  if (start !== null) {
+    if (start.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `kemeny: start of length ${start.length}`);
+    assertPermutation(start, n);
+    startPosition = new Int32Array(n);
+    for (let p = 0; p < n; p++) startPosition[start[p]!] = p;
+  }
+  const maxSweeps = options.maxSweeps ?? 1000;
+  const eps = matrix.integral ? 0 : 1e-9 * Math.max(1, matrix.totalWeight);
+  const components = condorcetComponents(matrix, eps, priority);
+  const order: number[] = [];
+  let exact = true;
+  for (const members of components) {
+    const k = members.length;
+    if (k === 1) {
+      order.push(members[0]!);
+      continue;
+    }
+    const localPriority = Int32Array.from(members, (c) => priority[c]!);
+    let localOrder: ArrayLike<number>;
+    if (k <= exactLimit) {
+      localOrder = exactOrder(subMatrix(w, n, members), k, localPriority, eps);
+    } else {
+      exact = false;
+      localOrder = repairComponent(w, n, members, startPosition, localPriority, eps, maxSweeps);
+    }
+    for (let i = 0; i < k; i++) order.push(members[localOrder[i]!]!);
+  }
+  return { order, exact, componentSizes: components.map((c) => c.length) };
+}
+
+/** The repair of {@link kemenyRepairOrder} on one component; returns local indices into `members`. */
+function repairComponent(
+  w: Float64Array,
+  n: number,
+  members: readonly number[],
+  startPosition: Int32Array | null,
+  priority: Int32Array,
+  eps: number,
+  maxSweeps: number,
+): Int32Array {
+  const k = members.length;
+  const m = new Float64Array(k * k);
+  for (let a = 0; a < k; a++) {
+    const ca = members[a]!;
+    const row = ca * n;
+    for (let b = 0; b < k; b++) {
+      const cb = members[b]!;
+      m[a * k + b] = w[row + cb]! - w[cb * n + ca]!;
+    }
+  }
+  const ids = Array.from({ length: k }, (_, i) => i);
+  if (startPosition !== null) {
+    ids.sort((x, y) => startPosition[members[x]!]! - startPosition[members[y]!]!);
+  } else {
+    const borda = new Float64Array(k);
+    const copeland = new Float64Array(k);
+    for (let i = 0; i < k; i++) {
+      for (let j = 0; j < k; j++) {
+        if (i === j) continue;
+        const d = m[i * k + j]!;
+        borda[i] += d;
+        copeland[i] += d > eps ? 1 : d < -eps ? 0 : 0.5;
+      }
+    }
+    ids.sort((x, y) => copeland[y]! - copeland[x]! || borda[y]! - borda[x]! || priority[x]! - priority[y]!);
+  }
+  const order = Int32Array.from(ids);
+  let budget = maxSweeps;
+  for (;;) {
+    const used = insertionSearch(m, k, order, eps, budget);
+    if (used < 0) {
+      tiePolish(m, k, order, priority, eps);
+      break;
+    }
+    budget -= used;
+    if (!tiePolish(m, k, order, priority, eps)) break;
+    if (budget === 0) break;
+  }
+  return order;
+}
+
 /**
  * Kemeny–Young consensus of voters' score vectors: {@link pairwiseMatrix} then
  * {@link kemenyFromMatrix}. See those for definition, source, complexity and errors.
@@ -585,7 +726,7 @@ function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: n
       consider(known);
       continue;
     }
-    const converged = insertionSearch(m, k, order, eps, settings.maxSweeps);
+    const converged = insertionSearch(m, k, order, eps, settings.maxSweeps) >= 0;
     searched.push({ start: Int32Array.from(start), result: order.slice(), converged });
     consider(order);
   }
@@ -612,9 +753,10 @@ function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: n
  * Insertion local search: moves each candidate to the position that lowers the score most,
  * until a sweep improves nothing (or maxSweeps). Each sweep is O(k²). Moving x from p to q < p
  * changes the score by Σ_{q ≤ r < p} (a[y_r][x] − a[x][y_r]) = −Σ m[x][y_r]; to q > p by
- * Σ_{p < r ≤ q} m[x][y_r]. Returns whether the last sweep moved nothing (a fixed point).
+ * Σ_{p < r ≤ q} m[x][y_r]. Returns the number of sweeps when the last one moved nothing (a fixed
+ * point), −1 when maxSweeps ran out first.
  */
-function insertionSearch(m: Float64Array, k: number, order: Int32Array, eps: number, maxSweeps: number): boolean {
+function insertionSearch(m: Float64Array, k: number, order: Int32Array, eps: number, maxSweeps: number): number {
   if (eps === 0 && k >= 2 * SCAN_CHUNK) return boundedInsertionSearch(m, k, order, maxSweeps);
   for (let sweep = 0; sweep < maxSweeps; sweep++) {
     let improved = false;
@@ -646,9 +788,9 @@ function insertionSearch(m: Float64Array, k: number, order: Int32Array, eps: num
         improved = true;
       }
     }
-    if (!improved) return true;
+    if (!improved) return sweep + 1;
   }
-  return false;
+  return -1;
 }
 
 /** Positions per chunk of the bounds of {@link boundedInsertionSearch}. */
@@ -663,10 +805,10 @@ const SCAN_CHUNK = 16;
  * d − Σ_{chunks left} pos ≥ bestDelta no later position can be strictly better; scanning right
  * likewise with neg. The first position attaining the strict minimum is the same, so the order
  * after every move, and the result, are the plain search's. A move shifts one candidate per
- * chunk boundary it crosses; each such shift updates the sums in O(k). Returns whether the last
- * sweep moved nothing.
+ * chunk boundary it crosses; each such shift updates the sums in O(k). Returns what
+ * {@link insertionSearch} returns.
  */
-function boundedInsertionSearch(m: Float64Array, k: number, order: Int32Array, maxSweeps: number): boolean {
+function boundedInsertionSearch(m: Float64Array, k: number, order: Int32Array, maxSweeps: number): number {
   const C = SCAN_CHUNK;
   const nc = Math.ceil(k / C);
   const pos = new Float64Array(k * nc);
@@ -745,13 +887,14 @@ function boundedInsertionSearch(m: Float64Array, k: number, order: Int32Array, m
         improved = true;
       }
     }
-    if (!improved) return true;
+    if (!improved) return sweep + 1;
   }
-  return false;
+  return -1;
 }
 
 /** Zero-cost adjacent swaps toward the tie-break order; terminates as priority inversions drop. */
-function tiePolish(m: Float64Array, k: number, order: Int32Array, priority: Int32Array, eps: number): void {
+function tiePolish(m: Float64Array, k: number, order: Int32Array, priority: Int32Array, eps: number): boolean {
+  let any = false;
   let changed = true;
   while (changed) {
     changed = false;
@@ -762,7 +905,9 @@ function tiePolish(m: Float64Array, k: number, order: Int32Array, priority: Int3
         order[p] = y;
         order[p + 1] = x;
         changed = true;
+        any = true;
       }
     }
   }
+  return any;
 }

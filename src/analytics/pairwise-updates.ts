@@ -2,7 +2,8 @@
  * Pairwise preference matrices of many related profiles (bootstrap replicates) as updates of
  * one base matrix: in each replicate, a voter's preferences differ from its base preferences
  * only for pairs of candidates whose scores changed order, so the replicate's matrix is the
- * base matrix plus those pairs' changes, found along each voter's base order.
+ * base matrix plus those pairs' changes, found by sorting each voter's base order by the
+ * replicate's scores.
  */
 import { scoreGreater } from './tolerance';
 
@@ -21,10 +22,12 @@ export class PairwiseUpdates {
   private readonly groupEnd: Int32Array;
   /** Per voter: base level of each candidate (−1 without a base score). */
   private readonly baseLevel: Int32Array;
-  /** Per voter: the candidates with a score in the last replicate, ascending (warm start of the sort). */
-  private readonly sortedRep: Int32Array;
-  private readonly repLevel: Int32Array;
-  private readonly suffixMax: Int32Array;
+  /** Per voter: whether any two candidates share a base level. */
+  private readonly baseTies: Uint8Array;
+  /** Scratch: one voter's base order being sorted by replicate score. */
+  private readonly sorted: Int32Array;
+  /** Scratch: changed pairs of one voter, +(a·n + b + 1) for "a over b" → "b over a", −(…) for "a over b" → tie. */
+  private changes: Int32Array;
 
   /**
    * @param baseScores baseScores[v·n + c]: any reference profile (e.g. mean replicate scores);
@@ -41,9 +44,9 @@ export class PairwiseUpdates {
     this.baseCount = new Int32Array(V);
     this.groupEnd = new Int32Array(V * n);
     this.baseLevel = new Int32Array(V * n).fill(-1);
-    this.sortedRep = new Int32Array(V * n);
-    this.repLevel = new Int32Array(n);
-    this.suffixMax = new Int32Array(n + 1);
+    this.baseTies = new Uint8Array(V);
+    this.sorted = new Int32Array(n);
+    this.changes = new Int32Array(4 * n);
     for (let v = 0; v < V; v++) {
       const row = v * n;
       const idx: number[] = [];
@@ -56,13 +59,11 @@ export class PairwiseUpdates {
         if (i < m - 1 && baseScores[row + idx[i]!]! !== baseScores[row + idx[i + 1]!]!) level++;
         this.baseLevel[row + idx[i]!] = level;
       }
-      for (let i = 0; i < m; i++) {
-        this.baseOrder[row + i] = idx[i]!;
-        this.sortedRep[row + i] = idx[m - 1 - i]!;
-      }
+      for (let i = 0; i < m; i++) this.baseOrder[row + i] = idx[i]!;
       for (let i = m - 1; i >= 0; i--) {
         this.groupEnd[row + i] =
           i + 1 < m && this.baseLevel[row + idx[i + 1]!] === this.baseLevel[row + idx[i]!] ? this.groupEnd[row + i + 1]! : i + 1;
+        if (this.groupEnd[row + i]! > i + 1) this.baseTies[v] = 1;
       }
       const weight = weights[v]!;
       if (weight === 0) continue;
@@ -93,17 +94,17 @@ export class PairwiseUpdates {
    * Writes the pairwise matrix of profile s (s[v·n + c], NaN = no opinion) into w: equal entry
    * for entry to `pairwiseMatrix` of the same scores and weights.
    *
-   * Method, per voter: the replicate's scores are sorted by insertion sort from the previous
-   * replicate's order (O(n + inversions)) and given integer levels, which decide every strict
-   * preference when no two different scores lie within the tolerance (see `scoreLevels`). Then,
-   * along the base order, each candidate a is compared with the candidates of its base tie
-   * group and with the lower ones until the suffix maximum of replicate levels drops below a's
-   * (no later candidate can then match or beat a), and each pair whose preference differs from
-   * the base gets the voter's weight moved. A voter whose missing scores differ from the base,
-   * or whose scores are not levelled, has its base contribution removed and its replicate
-   * contribution added pair by pair, O(n²).
+   * Method, per voter: the base order (base score descending) is insertion-sorted by the
+   * replicate's scores, descending and stable. Each candidate c passes exactly the candidates
+   * before it in the base order that it beats in the replicate (those pairs turn round), and
+   * lands right after those it equals (those pairs become ties): each changed pair is met once.
+   * The raw comparisons decide the preferences when no two different scores lie within the
+   * tolerance, checked on the sorted neighbours (see `levelled`); only then are the changes
+   * applied. Pairs tied in the base are compared directly. A voter whose missing scores differ
+   * from the base, or whose scores are not levelled, has its base contribution removed and its
+   * replicate contribution added pair by pair, O(n²).
    *
-   * Complexity: O(n²) to copy the base, per voter O(n + inversions + changed neighbourhood).
+   * Complexity: O(n²) to copy the base, per voter O(n + changed pairs + pairs tied in the base).
    */
   matrix(s: Float64Array, w: Float64Array): void {
     const { n, V, weights } = this;
@@ -112,88 +113,106 @@ export class PairwiseUpdates {
       const weight = weights[v]!;
       if (weight === 0) continue;
       const row = v * n;
-      if (!this.scoreLevels(s, row, v)) {
+      const changed = this.presentAsBase(s, row, v) ? this.sortChanges(s, row, v) : -1;
+      if (changed < 0) {
         this.recompute(s, row, weight, w);
         continue;
       }
-      const R = this.repLevel;
-      const m = this.baseCount[v]!;
-      const order = this.baseOrder.subarray(row, row + m);
-      const groupEnd = this.groupEnd.subarray(row, row + m);
-      const sufMax = this.suffixMax;
-      sufMax[m] = -1;
-      for (let j = m - 1; j >= 0; j--) {
-        const r = R[order[j]!]!;
-        sufMax[j] = r > sufMax[j + 1]! ? r : sufMax[j + 1]!;
-      }
-      for (let i = 0; i < m; i++) {
-        const a = order[i]!;
-        const ra = R[a]!;
-        const ge = groupEnd[i]!;
-        const rowA = a * n;
-        for (let j = i + 1; j < ge; j++) {
-          const b = order[j]!;
-          const rb = R[b]!;
-          if (ra > rb) w[rowA + b] += weight;
-          else if (rb > ra) w[b * n + a] += weight;
-        }
-        for (let j = ge; j < m && sufMax[j]! >= ra; j++) {
-          const b = order[j]!;
-          const rb = R[b]!;
-          if (rb >= ra) {
-            w[rowA + b] -= weight;
-            if (rb > ra) w[b * n + a] += weight;
-          }
+      const changes = this.changes;
+      for (let k = 0; k < changed; k++) {
+        const code = changes[k]!;
+        const pair = (code > 0 ? code : -code) - 1;
+        w[pair] -= weight;
+        if (code > 0) {
+          const a = (pair / n) | 0;
+          const b = pair - a * n;
+          w[b * n + a] += weight;
         }
       }
+      if (this.baseTies[v] === 1) this.addBaseTies(s, row, v, weight, w);
     }
   }
 
-  /**
-   * Replicate levels of voter v into repLevel: for candidates with a score, scoreGreater(x, y) ⟺
-   * level(x) > level(y). Sorting the distinct scores, when every two neighbours z > z' satisfy
-   * scoreGreater, so does every pair x > y: the neighbour pair at the endpoint of larger
-   * magnitude already differs by more than 1e-12·max(1, |x|, |y|), and floating-point
-   * subtraction is monotone; equal scores are never preferred. Returns false when the voter's
-   * missing scores differ from its base's, or two different scores are within the tolerance
-   * (or infinite: scoreGreater never holds against ±∞).
-   */
-  private scoreLevels(s: Float64Array, row: number, v: number): boolean {
+  /** Whether voter v has a score in s for exactly the candidates it has a base score for. */
+  private presentAsBase(s: Float64Array, row: number, v: number): boolean {
     const { n } = this;
-    const m = this.baseCount[v]!;
     let present = 0;
     for (let c = 0; c < n; c++) {
       const has = !Number.isNaN(s[row + c]!);
       if (has !== this.baseLevel[row + c]! >= 0) return false;
       if (has) present++;
     }
-    if (present !== m) return false;
-    const sorted = this.sortedRep.subarray(row, row + m);
-    for (let i = 1; i < m; i++) {
-      const c = sorted[i]!;
+    return present === this.baseCount[v]!;
+  }
+
+  /**
+   * Insertion-sorts voter v's base order by the scores in s (descending, stable) into `sorted`
+   * and records the pairs of different base levels whose preference changed into `changes`.
+   * Returns their number, or −1 when the scores are not levelled: for scores sorted descending,
+   * scoreGreater(x, y) ⟺ x > y for every pair when every two different neighbours z > z'
+   * satisfy scoreGreater (the neighbour pair at the endpoint of larger magnitude already differs
+   * by more than 1e-12·max(1, |x|, |y|), and floating-point subtraction is monotone; equal
+   * scores are never preferred). It fails when two different scores are within the tolerance,
+   * or a score is infinite (scoreGreater never holds against ±∞).
+   */
+  private sortChanges(s: Float64Array, row: number, v: number): number {
+    const { n } = this;
+    const m = this.baseCount[v]!;
+    const order = this.baseOrder;
+    const level = this.baseLevel;
+    const sorted = this.sorted;
+    let changes = this.changes;
+    let count = 0;
+    for (let i = 0; i < m; i++) {
+      const c = order[row + i]!;
       const x = s[row + c]!;
+      const lc = level[row + c]!;
+      if (count + i > changes.length) changes = this.grow(count + i);
       let j = i - 1;
-      while (j >= 0 && s[row + sorted[j]!]! > x) {
-        sorted[j + 1] = sorted[j]!;
-        j--;
+      for (; j >= 0; j--) {
+        const a = sorted[j]!;
+        if (!(s[row + a]! < x)) break;
+        sorted[j + 1] = a;
+        if (level[row + a]! > lc) changes[count++] = a * n + c + 1;
       }
       sorted[j + 1] = c;
-    }
-    const R = this.repLevel;
-    let level = 0;
-    for (let i = 0; i < m; i++) {
-      const c = sorted[i]!;
-      if (i > 0) {
-        const lo = s[row + sorted[i - 1]!]!;
-        const hi = s[row + c]!;
-        if (hi !== lo) {
-          if (!scoreGreater(hi, lo)) return false;
-          level++;
-        }
+      for (let t = j; t >= 0; t--) {
+        const a = sorted[t]!;
+        if (s[row + a]! !== x) break;
+        if (count === changes.length) changes = this.grow(count + 1);
+        if (level[row + a]! > lc) changes[count++] = -(a * n + c + 1);
       }
-      R[c] = level;
     }
-    return true;
+    for (let i = 1; i < m; i++) {
+      const hi = s[row + sorted[i - 1]!]!;
+      const lo = s[row + sorted[i]!]!;
+      if (hi !== lo && !scoreGreater(hi, lo)) return -1;
+    }
+    return count;
+  }
+
+  private grow(atLeast: number): Int32Array {
+    const next = new Int32Array(Math.max(atLeast, 2 * this.changes.length));
+    next.set(this.changes);
+    this.changes = next;
+    return next;
+  }
+
+  /** Preferences in s between candidates that voter v's base ties (levelled scores: raw comparison). */
+  private addBaseTies(s: Float64Array, row: number, v: number, weight: number, w: Float64Array): void {
+    const { n } = this;
+    const m = this.baseCount[v]!;
+    for (let i = 0; i < m; i++) {
+      const ge = this.groupEnd[row + i]!;
+      const a = this.baseOrder[row + i]!;
+      const x = s[row + a]!;
+      for (let j = i + 1; j < ge; j++) {
+        const b = this.baseOrder[row + j]!;
+        const y = s[row + b]!;
+        if (x > y) w[a * n + b] += weight;
+        else if (y > x) w[b * n + a] += weight;
+      }
+    }
   }
 
   /** Removes voter v's base preferences from w and adds its preferences in s pair by pair. */

@@ -4,7 +4,7 @@
  * (docs/scoring.md §6 candidates, §8 groups).
  */
 import { AnalyticsError } from './errors';
-import { kemenyOrder, tieBreakPriority } from './kemeny';
+import { kemenyRepairOrder, tieBreakPriority } from './kemeny';
 import { PairwiseUpdates } from './pairwise-updates';
 import type { PairwiseMatrix } from './kemeny';
 import { scoreGreater, scoresEqual } from './tolerance';
@@ -44,9 +44,9 @@ export interface RankIntervalOptions {
   voterWeights?: ArrayLike<number> | null;
   /** Condorcet components up to this size are solved exactly in each replicate (default 12). */
   exactLimit?: number;
-  /** Warm start for every replicate, typically the full-sample consensus order. */
+  /** Start of every replicate's repair, the full-sample consensus order (see kemenyRankIntervals). */
   pointOrder?: readonly number[] | null;
-  /** Cap on insertion sweeps per local search in a replicate (default 50). */
+  /** Cap on insertion sweeps per repaired component in a replicate (default 50). */
   maxSweeps?: number;
 }
 
@@ -71,6 +71,9 @@ export interface RankIntervalResult {
   exactReplicates: number;
 }
 
+/** Replicates whose scores are gathered together (see rankIntervalSteps). */
+const REPLICATE_BLOCK = 32;
+
 /**
  * Percentile rank intervals of Kemeny–Young consensus ranks over bootstrap replicates.
  *
@@ -83,17 +86,25 @@ export interface RankIntervalResult {
  * {@link rankCeil}: a quantile within rounding of an integer is that integer); the unrounded
  * quantiles are returned too.
  *
+ * Per replicate, the consensus is {@link kemenyRepairOrder}'s: the Condorcet components of the
+ * replicate's matrix in consensus order; a component of k ≤ exactLimit (default 12) candidates
+ * gets the exact optimum with the tie-break, as `kemenyOrder` would; a larger one starts
+ * from `pointOrder` restricted to its members (without `pointOrder`: its Copeland order) and is
+ * repaired by insertion sweeps and tie-break swaps of equal pairs until neither changes the order
+ * or `maxSweeps` (default 50) sweeps have run. The result is then a local optimum under single
+ * insertions whose score is at most the point order's in that replicate; `exactReplicates`
+ * counts the replicates whose components all were solved exactly. A replicate's ranks depend
+ * only on its own scores and macro averages, the names and the options, never on other
+ * replicates: any subset of replicates computed alone gives the same ranks (everything shared
+ * across replicates, the base matrix and the relabelling, only saves work).
+ *
  * Boundedness: with integer voter weights (the default) each replicate's matrix is the base
  * matrix of the mean replicate scores plus the changes of the pairs whose scores changed order
- * ({@link PairwiseUpdates}: O(n²) copy, per voter O(n + inversions + changed neighbourhood),
- * instead of O(V·n²) comparisons); with fractional weights it is built directly, O(V·n²). Then
- * the Condorcet components (O(n²)) and, per component of size k, O(2^k·k) when k ≤ exactLimit
- * (default 12, at most ~50k steps) or otherwise the deterministic heuristic without random
- * restarts: Copeland, Borda, tie-break and `pointOrder` starts, each with at most `maxSweeps`
- * (default 50) insertion sweeps of at most O(k²) (scans stop early once no better move is
- * possible). The result is the same as building every replicate's matrix with
- * `pairwiseMatrix` and solving it with `kemenyFromMatrix` (tests compare them). Total
- * O(B·(n² + 4·maxSweeps·k²)) in the worst case; bench/RESULTS.md has the times.
+ * ({@link PairwiseUpdates}: O(n²) copy, per voter O(n + changed pairs)), instead of O(V·n²)
+ * comparisons; with fractional weights it is built directly, O(V·n²). Then the components
+ * (O(n²)), O(2^k·k) per exact component, and per repaired component O(k²) set-up plus sweeps
+ * that scan only as far as a better position is possible (a start near the local optimum needs
+ * few). Total O(B·(n² + Σ sweeps·k²)) at worst; bench/RESULTS.md has the times.
  *
  * Source: docs/scoring.md §6; Hyndman & Fan (1996) for type 7.
  * @throws AnalyticsError EMPTY_INPUT without candidates, voters or replicates; LENGTH_MISMATCH
@@ -143,7 +154,18 @@ export function* rankIntervalSteps(input: ReplicateScores, options: RankInterval
     throw new AnalyticsError('LENGTH_MISMATCH', 'rank intervals: macro array too short');
   }
   const pointOrder = options.pointOrder ?? null;
-  const warmStarts = pointOrder === null ? [] : [pointOrder];
+  if (pointOrder !== null) {
+    if (pointOrder.length !== n) {
+      throw new AnalyticsError('LENGTH_MISMATCH', `rank intervals: point order of ${pointOrder.length} candidates for ${n}`);
+    }
+    const seen = new Uint8Array(n);
+    for (const c of pointOrder) {
+      if (!Number.isInteger(c) || c < 0 || c >= n || seen[c] === 1) {
+        throw new AnalyticsError('BAD_INPUT', 'rank intervals: point order is not a permutation of the candidates');
+      }
+      seen[c] = 1;
+    }
+  }
 
   let totalWeight = 0;
   for (let v = 0; v < V; v++) totalWeight += weights === null ? 1 : weights[v]!;
@@ -151,30 +173,54 @@ export function* rankIntervalSteps(input: ReplicateScores, options: RankInterval
   const maxSweeps = options.maxSweeps ?? 50;
   const names = options.names ?? null;
   const weightArray = Float64Array.from({ length: V }, (_, v) => (weights === null ? 1 : weights[v]!));
+  // Candidates are relabelled by the point order (else by mean score): label i is candidate
+  // label[i]. Every voter's preferences then mostly pair nearby labels, so the matrix updates
+  // and reads stay in a band of the matrix instead of spreading over all of it. Relabelling
+  // changes no result: the components are the same sets, and inside them everything is ordered
+  // by tie-break priority or start position, both carried over.
+  const label = pointOrder !== null ? Int32Array.from(pointOrder) : byMeanScore(data, st, n, V, B);
+  const start = pointOrder !== null ? Array.from({ length: n }, (_, i) => i) : null;
   // Integer weights: each replicate's matrix as updates of one base matrix (the mean replicate
   // scores), equal entry for entry to building it directly.
-  const updates = PairwiseUpdates.accepts(weightArray) ? new PairwiseUpdates(n, V, weightArray, meanScores(data, st, n, V, B)) : null;
-  // profile[v * n + c]: the replicate's scores, one voter's candidates contiguous.
-  const profile = new Float64Array(V * n);
+  const updates = PairwiseUpdates.accepts(weightArray)
+    ? new PairwiseUpdates(n, V, weightArray, meanScores(data, st, label, V, B))
+    : null;
+  // block[(t·V + v)·n + i]: the scores of replicate b0 + t, one voter's candidates contiguous,
+  // by label. Read REPLICATE_BLOCK replicates at a time: with the grid's layout (replicate
+  // fastest) each read then uses whole cache lines instead of one number per line.
+  const blockSize = Math.min(B, REPLICATE_BLOCK);
+  const block = new Float64Array(blockSize * V * n);
   const w = new Float64Array(n * n);
   const macro = new Float64Array(n);
   const macroWeight = new Float64Array(n);
+  const priority = new Int32Array(n);
   const rank = new Int32Array(n);
   const ranks = new Int32Array(n * B);
+  const settings = { exactLimit, maxSweeps, start };
   let exactReplicates = 0;
 
   for (let b = 0; b < B; b++) {
+    const t = b % blockSize;
+    if (t === 0) {
+      const size = Math.min(blockSize, B - b);
+      for (let i = 0; i < n; i++) {
+        const c = label[i]!;
+        for (let v = 0; v < V; v++) {
+          const at = c * st.candidate + v * st.voter + b * st.replicate;
+          for (let u = 0; u < size; u++) block[(u * V + v) * n + i] = Number(data[at + u * st.replicate]);
+        }
+      }
+    }
+    const profile = block.subarray(t * V * n, (t + 1) * V * n);
     macro.fill(0);
     macroWeight.fill(0);
-    const base = b * st.replicate;
     for (let v = 0; v < V; v++) {
       const weight = weightArray[v]!;
-      const vb = base + v * st.voter;
       const row = v * n;
-      for (let c = 0; c < n; c++) {
-        const x = Number(data[vb + c * st.candidate]);
-        profile[row + c] = x;
+      for (let i = 0; i < n; i++) {
+        const x = profile[row + i]!;
         if (!Number.isNaN(x)) {
+          const c = label[i]!;
           macro[c] += weight * x;
           macroWeight[c] += weight;
         }
@@ -185,8 +231,9 @@ export function* rankIntervalSteps(input: ReplicateScores, options: RankInterval
     } else {
       for (let c = 0; c < n; c++) macro[c] = Number(macroIn.data[c * macroSt.candidate + b * macroSt.replicate]);
     }
-    const priority = tieBreakPriority(n, { macro, names });
-    const settings = { exactLimit, maxSweeps, warmStarts };
+    // The tie-break of the candidates (macro average, name, then candidate index), by label.
+    const byCandidate = tieBreakPriority(n, { macro, names });
+    for (let i = 0; i < n; i++) priority[i] = byCandidate[label[i]!]!;
     let exact: boolean;
     if (updates !== null) {
       updates.matrix(profile, w);
@@ -195,7 +242,7 @@ export function* rankIntervalSteps(input: ReplicateScores, options: RankInterval
       exact = denseConsensus(profile, n, V, weightArray, totalWeight, w, priority, rank, settings);
     }
     if (exact) exactReplicates++;
-    for (let c = 0; c < n; c++) ranks[c * B + b] = rank[c]!;
+    for (let i = 0; i < n; i++) ranks[label[i]! * B + b] = rank[i]!;
     yield;
   }
 
@@ -233,6 +280,12 @@ export function percentileRankIntervals(ranks: Int32Array, n: number, B: number,
   return intervals;
 }
 
+interface RepairSettings {
+  exactLimit: number;
+  maxSweeps: number;
+  start: readonly number[] | null;
+}
+
 /**
  * One replicate's consensus from its full n×n pairwise matrix (`pairwiseMatrix` semantics):
  * the path for fractional voter weights and infinite scores. O(V·n²) plus the solve.
@@ -246,7 +299,7 @@ function denseConsensus(
   w: Float64Array,
   priority: Int32Array,
   rank: Int32Array,
-  settings: { exactLimit: number; maxSweeps: number; warmStarts: (readonly number[])[] },
+  settings: RepairSettings,
 ): boolean {
   w.fill(0);
   for (let v = 0; v < V; v++) {
@@ -270,24 +323,29 @@ function solveInto(
   matrix: PairwiseMatrix,
   priority: Int32Array,
   rank: Int32Array,
-  settings: { exactLimit: number; maxSweeps: number; warmStarts: (readonly number[])[] },
+  settings: RepairSettings,
 ): boolean {
-  const result = kemenyOrder(matrix, { ...settings, priority, restarts: 0 });
+  const result = kemenyRepairOrder(matrix, { ...settings, priority });
   result.order.forEach((c, p) => (rank[c] = p + 1));
   return result.exact;
 }
 
-/** Mean of each (candidate, voter) score over the replicates, NaN ignored (NaN when all are). */
+/**
+ * Mean of each (candidate, voter) score over the replicates, NaN ignored (NaN when all are):
+ * mean[v·n + i] for candidate label[i].
+ */
 function meanScores(
   data: ArrayLike<number>,
   st: { candidate: number; voter: number; replicate: number },
-  n: number,
+  label: Int32Array,
   V: number,
   B: number,
 ): Float64Array {
+  const n = label.length;
   const mean = new Float64Array(V * n);
   for (let v = 0; v < V; v++) {
-    for (let c = 0; c < n; c++) {
+    for (let i = 0; i < n; i++) {
+      const c = label[i]!;
       const at = c * st.candidate + v * st.voter;
       let sum = 0;
       let count = 0;
@@ -298,10 +356,36 @@ function meanScores(
           count++;
         }
       }
-      mean[v * n + c] = count > 0 ? sum / count : Number.NaN;
+      mean[v * n + i] = count > 0 ? sum / count : Number.NaN;
     }
   }
   return mean;
+}
+
+/** Candidates by the mean of their non-NaN scores over voters and replicates, highest first (then index). */
+function byMeanScore(
+  data: ArrayLike<number>,
+  st: { candidate: number; voter: number; replicate: number },
+  n: number,
+  V: number,
+  B: number,
+): Int32Array {
+  const mean = new Float64Array(n);
+  for (let c = 0; c < n; c++) {
+    let sum = 0;
+    let count = 0;
+    for (let v = 0; v < V; v++) {
+      for (let b = 0; b < B; b++) {
+        const x = Number(data[c * st.candidate + v * st.voter + b * st.replicate]);
+        if (Number.isFinite(x)) {
+          sum += x;
+          count++;
+        }
+      }
+    }
+    mean[c] = count > 0 ? sum / count : -Infinity;
+  }
+  return Int32Array.from({ length: n }, (_, c) => c).sort((x, y) => (mean[y]! > mean[x]! ? 1 : mean[y]! < mean[x]! ? -1 : x - y));
 }
 
 /**
