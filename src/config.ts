@@ -1,9 +1,9 @@
+import os from 'node:os';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import type { RateLimitSettings } from './graphql/rate-limits';
 import { parseEgressPolicy, type EgressPolicy } from './llm/egress';
-import { defaultStatisticsThreads } from './modules/scoring/statistics-threads';
 
 const booleanFlag = z
   .string()
@@ -28,6 +28,11 @@ function wholeNumber(fallback: string, digits: number, message: string, min: num
     .pipe(z.string().regex(new RegExp(`^\\d{1,${digits}}$`), message))
     .transform(Number)
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+}
+
+/** ANALYTICS_THREADS by default: one per core, at most 4. */
+export function defaultStatisticsThreads(): number {
+  return Math.max(1, Math.min(4, os.availableParallelism()));
 }
 
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;

@@ -20,7 +20,8 @@ import { PromptService } from './modules/prompt/prompt.service';
 import { RunExecutionService } from './modules/run/run-execution.service';
 import { RunService } from './modules/run/run.service';
 import { ScoringService } from './modules/scoring/scoring.service';
-import { createStatisticsEngine, defaultStatisticsThreads } from './modules/scoring/statistics-threads';
+import { defaultStatisticsThreads } from './config';
+import { createStatisticsEngine } from './modules/scoring/statistics-threads';
 import { UseCaseService } from './modules/use-case/use-case.service';
 
 export interface Services {

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     queue: queueOptions(config.jobLeaseSeconds),
     onEventError: (error) => logger.warn({ err: error }, 'publishing an event failed'),
     egress: config.endpointAllow,
+    analyticsThreads: config.analyticsThreads,
   });
   await services.bus.start();
   const executor = await startWorker(dataSource, services, logger, config);

@@ -1,5 +1,4 @@
-import os from 'node:os';
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError, defaultStatisticsThreads, loadConfig } from '../../src/config';
 
 describe('configuration', () => {
   it('has defaults for everything, the run worker included', () => {
@@ -25,7 +24,9 @@ describe('configuration', () => {
   });
 
   it('reads ANALYTICS_THREADS, one per core up to 4 when unset, 0 meaning the request thread', () => {
-    expect(loadConfig({}, '/srv').analyticsThreads).toBe(Math.min(4, Math.max(1, os.availableParallelism())));
+    expect(loadConfig({}, '/srv').analyticsThreads).toBe(defaultStatisticsThreads());
+    expect(defaultStatisticsThreads()).toBeGreaterThanOrEqual(1);
+    expect(defaultStatisticsThreads()).toBeLessThanOrEqual(4);
     expect(loadConfig({ ANALYTICS_THREADS: '0' }, '/srv').analyticsThreads).toBe(0);
     expect(loadConfig({ ANALYTICS_THREADS: ' 3 ' }, '/srv').analyticsThreads).toBe(3);
     expect(() => loadConfig({ ANALYTICS_THREADS: '65' }, '/srv')).toThrow(/ANALYTICS_THREADS/);

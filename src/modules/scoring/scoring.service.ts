@@ -19,6 +19,7 @@ import { buildGridInput, gridItemColumn } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
 import { partitionVariance } from '../../analytics/mixed-model';
+import type { RecordCell } from '../../analytics/normalise';
 import type { NormalisedCell } from '../../analytics/types';
 import { INVALID_CATEGORIES } from '../../analytics/types';
 import { bestRunPerModel } from '../../analytics/rank-intervals';
@@ -222,8 +223,11 @@ export class ScoringService {
 
   /** Stops listening for revisions and ends the statistics threads. */
   async close(): Promise<void> {
-    await this.cache.close();
-    await this.statistics.close();
+    try {
+      await this.cache.close();
+    } finally {
+      await this.statistics.close();
+    }
   }
 
   setEmbedderResolver(resolver: EmbedderResolver): void {
@@ -505,7 +509,7 @@ export class ScoringService {
           for (let k = 0; k < K; k++) for (let b = 0; b < B; b++) data[(k * VV + v) * B + b] = reps[k * B + b]!;
         });
         const macroData = this.statistics.float64(K * B);
-        macroData.forEach((_, i) => (macroData[i] = macroRepCount[i]! > 0 ? macroReps[i]! / macroRepCount[i]! : Number.NaN));
+        for (let i = 0; i < K * B; i++) macroData[i] = macroRepCount[i]! > 0 ? macroReps[i]! / macroRepCount[i]! : Number.NaN;
         const result = await this.statistics.rankIntervals(
           { data, macro: macroData, candidates: K, voters: VV, replicates: B },
           { level: options.confidence, names, pointOrder: ranking.order },
@@ -1232,8 +1236,14 @@ export class ScoringService {
     const found = new Map<string, RunItems>();
     const fingerprints = new Map<string, RunFingerprint>();
     const similarity = lexicalSimilarity();
-    const gridVariables = buildGridInput(specs, references, [], { similarity, collapsed: options.collapsed }).variables;
-    const referenceCells = specs.map((spec) => references.map((record) => record?.[spec.key]));
+    // A variable at a time, pausing between: 20,000 reports × 16 variables of reference values.
+    const gridVariables: GridVariable[] = [];
+    const referenceCells: (RecordCell | undefined)[][] = [];
+    for (const spec of specs) {
+      gridVariables.push(buildGridInput([spec], references, [], { similarity, collapsed: options.collapsed }).variables[0]!);
+      referenceCells.push(references.map((record) => record?.[spec.key]));
+      await yieldToEventLoop();
+    }
     const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);
     // The runs not cached are read and turned into item scores a slice at a time: only one
     // slice's prediction cells are alive at once (30 runs × 20,000 reports of them are ~10
@@ -1349,12 +1359,17 @@ function isValidCell(cell: { status: string } | undefined): boolean {
 class GridJobs {
   private readonly grids: Promise<BootstrapGridResult>[] = [];
   private readonly computing = new Set<Promise<void>>();
+  private readonly parallelism: number;
+  /** The first grid that failed: nothing more is started after it. */
+  private failure: unknown = null;
 
   constructor(
     private readonly engine: StatisticsEngine,
     private readonly multiplicities: Int32Array,
     private readonly confidence: number,
-  ) {}
+  ) {
+    this.parallelism = engine.gridParallelism(multiplicities.length);
+  }
 
   /**
    * One slice: all its runs in one grid, or (conditional scoring) each run on its own grid
@@ -1384,13 +1399,18 @@ class GridJobs {
   }
 
   private async add(variables: readonly GridVariable[], runs: readonly GridRun[]): Promise<void> {
-    while (this.computing.size >= this.engine.parallelism) await Promise.race(this.computing);
+    while (this.computing.size >= this.parallelism) await Promise.race(this.computing);
+    if (this.failure !== null) throw this.failure;
     const grid = this.engine.grid(variables, runs, this.multiplicities, this.confidence);
     this.grids.push(grid);
-    // A failure surfaces from `all`; here it only ends the wait.
+    // Handled here (so no rejection goes unhandled) and remembered; `all` reports it too. Not
+    // `finally`, which would hand the rejection on to a promise nobody awaits.
     const settled: Promise<void> = grid.then(
       () => void this.computing.delete(settled),
-      () => void this.computing.delete(settled),
+      (error: unknown) => {
+        this.failure ??= error;
+        this.computing.delete(settled);
+      },
     );
     this.computing.add(settled);
   }

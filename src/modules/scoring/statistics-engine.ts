@@ -2,7 +2,7 @@ import { bootstrapGrid, type BootstrapGridResult, type GridRun, type GridVariabl
 import { kemeny, type KemenyResult, type KemenyTieBreak } from '../../analytics/kemeny';
 import { bootstrapMultiplicitiesInSlices, rankIntervalsInSlices, yieldToEventLoop, type RankIntervalSlices } from './chunked';
 
-export type RankIntervalRequest = Omit<RankIntervalSlices, 'data' | 'macro'> & { data: Float64Array; macro: Float64Array };
+export type RankIntervalRequest = RankIntervalSlices;
 
 export interface RankIntervalRequestOptions {
   level: number;
@@ -16,8 +16,11 @@ export interface RankIntervalRequestOptions {
  * bit; they differ in which thread spends the time.
  */
 export interface StatisticsEngine {
-  /** Grids worth having in computation at once (the threads that compute them). */
-  readonly parallelism: number;
+  /**
+   * Grids worth having in computation at once on a multiplicity matrix of this many entries
+   * (n · B): the threads that compute them, as far as their kernels' memory allows.
+   */
+  gridParallelism(multiplicityEntries: number): number;
   /** bootstrapMultiplicities(n, resamples, seed), in memory every grid call of the engine reads. */
   multiplicities(n: number, resamples: number, seed: number): Promise<Int32Array>;
   /** bootstrapGrid of some runs on shared multiplicities (from `multiplicities`). */
@@ -35,7 +38,9 @@ export interface StatisticsEngine {
  * (ANALYTICS_THREADS=0).
  */
 export class InlineStatistics implements StatisticsEngine {
-  readonly parallelism = 1;
+  gridParallelism(): number {
+    return 1;
+  }
 
   multiplicities(n: number, resamples: number, seed: number): Promise<Int32Array> {
     return bootstrapMultiplicitiesInSlices(n, resamples, seed);

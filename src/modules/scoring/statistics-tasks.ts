@@ -1,8 +1,7 @@
-import { bootstrapGrid, type BootstrapGridResult, type GridRun, type GridVariable } from '../../analytics/bootstrap';
+import { bootstrapGrid, bootstrapMultiplicities, multiplicityRows, type BootstrapGridResult, type GridRun, type GridVariable } from '../../analytics/bootstrap';
 import { AnalyticsError, type AnalyticsErrorCode } from '../../analytics/errors';
 import { kemeny, type KemenyResult, type KemenyTieBreak } from '../../analytics/kemeny';
 import { kemenyRankIntervals, type RankIntervalOptions } from '../../analytics/rank-intervals';
-import { multiplicityRows, bootstrapMultiplicities } from '../../analytics/bootstrap';
 
 /**
  * The statistics a thread of the pool computes (statistics-threads.ts): each task is a pure
@@ -27,7 +26,7 @@ export type StatisticsTask =
       options: Pick<RankIntervalOptions, 'level' | 'names' | 'pointOrder'>;
     };
 
-/** Nice value of a statistics thread (0 is the request thread's; 19 the lowest priority). */
+/** How much lower a statistics thread's priority is than the process's, in nice steps (19 is the lowest priority). */
 export const STATISTICS_THREAD_NICE = 10;
 
 /** A grid without its multiplicity matrix, which the caller already holds. */
@@ -36,7 +35,6 @@ export type GridPart = Omit<BootstrapGridResult, 'multiplicities'>;
 export interface RankPart {
   /** ranks[c * (to − from) + (b − from)]: 1-based rank of candidate c in replicate b. */
   ranks: Int32Array;
-  exactReplicates: number;
 }
 
 export type StatisticsTaskResult = Int32Array | GridPart | KemenyResult | RankPart;
@@ -79,7 +77,7 @@ export function runStatisticsTask(task: StatisticsTask): { result: StatisticsTas
         { data: task.data.subarray(from), candidates: K, voters: V, replicates: to - from, strides: { candidate: V * B, voter: B, replicate: 1 } },
         { ...task.options, macro: { data: task.macro.subarray(from), strides: { candidate: B, replicate: 1 } } },
       );
-      return { result: { ranks: result.ranks, exactReplicates: result.exactReplicates }, transfer: [result.ranks.buffer as ArrayBuffer] };
+      return { result: { ranks: result.ranks }, transfer: [result.ranks.buffer as ArrayBuffer] };
     }
   }
 }

@@ -1,4 +1,3 @@
-import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { BootstrapGridResult, GridRun, GridVariable } from '../../analytics/bootstrap';
@@ -18,8 +17,9 @@ const { transformSync } = require('@swc/core');
 require.extensions['.ts'] = function compileTs(module, filename) {
   const { code } = transformSync(fs.readFileSync(filename, 'utf8'), {
     filename,
-    jsc: { parser: { syntax: 'typescript', decorators: true }, target: 'es2022' },
+    jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022' },
     module: { type: 'commonjs' },
+    sourceMaps: 'inline',
   });
   module._compile(code, filename);
 };
@@ -43,18 +43,34 @@ interface Job {
 interface Thread {
   worker: Worker;
   job: Job | null;
+  /** Ends the thread once it has been idle for IDLE_THREAD_MS. */
+  idleTimer: NodeJS.Timeout | null;
 }
 
-/** Tasks a rank-interval computation is split into per thread, so that other requests' tasks interleave. */
+/**
+ * Parts a rank-interval computation is split into per thread; at most one per thread is in the
+ * queue at a time, so other requests' tasks are taken up between parts.
+ */
 const RANK_PARTS_PER_THREAD = 4;
+/**
+ * An idle thread ends after this long: what it holds (its heap, the kernel's memory, shared
+ * buffers it has not collected yet) is returned once a computation is over.
+ */
+const IDLE_THREAD_MS = 5_000;
+/**
+ * Memory the WebAssembly kernels of grids in computation may take together; each thread
+ * holds its own copy of the multiplicities (about 1.5 · n · B bytes).
+ */
+const GRID_KERNELS_BYTES = 48 * 1024 * 1024;
 
 /**
  * The statistics on a pool of worker threads (ANALYTICS_THREADS), so that the request thread
  * stays free for other requests while a cold leaderboard computes. Tasks wait in one queue and
  * each thread takes one at a time, oldest first; threads start on first use, do not keep the
  * process alive while idle, and a thread that dies fails only its own task and is replaced.
- * Large read-only inputs (multiplicities, rank-interval replicates) live in shared memory;
- * results' arrays are handed over, not copied.
+ * Large read-only inputs (multiplicities, cached item scores, rank-interval replicates) live
+ * in shared memory and are never written once shared; results' arrays are handed over, not
+ * copied. Threads end after IDLE_THREAD_MS without work.
  */
 export class ThreadedStatistics implements StatisticsEngine {
   private readonly threads: Thread[] = [];
@@ -63,15 +79,20 @@ export class ThreadedStatistics implements StatisticsEngine {
   private readonly variablesCache = new WeakMap<readonly GridVariable[], GridVariable[]>();
   private closed = false;
 
+  private readonly spawn: () => Worker;
+  private readonly idleMs: number;
+
   constructor(
     readonly size: number,
-    private readonly spawn: () => Worker = spawnStatisticsThread,
+    options: { spawn?: () => Worker; idleMs?: number } = {},
   ) {
     if (!(Number.isInteger(size) && size >= 1)) throw new RangeError(`statistics threads: ${size}`);
+    this.spawn = options.spawn ?? spawnStatisticsThread;
+    this.idleMs = options.idleMs ?? IDLE_THREAD_MS;
   }
 
-  get parallelism(): number {
-    return this.size;
+  gridParallelism(multiplicityEntries: number): number {
+    return Math.max(1, Math.min(this.size, Math.floor(GRID_KERNELS_BYTES / (1.5 * multiplicityEntries))));
   }
 
   /** Threads started and not ended (for tests and operations). */
@@ -108,7 +129,9 @@ export class ThreadedStatistics implements StatisticsEngine {
     let shared = this.variablesCache.get(variables);
     if (!shared) {
       shared = variables.map((v) => {
-        const groups = new Int32Array(new SharedArrayBuffer(4 * v.groups.length));
+        // Any group codes as given: Int32 where they are Int32 already, exact doubles otherwise.
+        const groups =
+          v.groups instanceof Int32Array ? new Int32Array(new SharedArrayBuffer(4 * v.groups.length)) : new Float64Array(new SharedArrayBuffer(8 * v.groups.length));
         groups.set(v.groups);
         return { ...v, groups };
       });
@@ -133,20 +156,18 @@ export class ThreadedStatistics implements StatisticsEngine {
     // contiguous parts and the parts' ranks put side by side.
     const parts = Math.max(1, Math.min(B, this.size * RANK_PARTS_PER_THREAD));
     const bounds = Array.from({ length: parts + 1 }, (_, i) => Math.round((i * B) / parts));
-    const results = (await Promise.all(
-      bounds.slice(0, -1).map((from, i) =>
-        this.run({
-          kind: 'rankIntervals',
-          data,
-          macro,
-          candidates: K,
-          voters: V,
-          replicates: B,
-          from,
-          to: bounds[i + 1]!,
-          options: { level: options.level, names: options.names ?? null, pointOrder: options.pointOrder ?? null },
-        }),
-      ),
+    const results = (await mapLimited(bounds.slice(0, -1), this.size, (from, i) =>
+      this.run({
+        kind: 'rankIntervals',
+        data,
+        macro,
+        candidates: K,
+        voters: V,
+        replicates: B,
+        from,
+        to: bounds[i + 1]!,
+        options: { level: options.level, names: options.names ?? null, pointOrder: options.pointOrder ?? null },
+      }),
     )) as RankPart[];
     const ranks = new Int32Array(K * B);
     results.forEach((part, i) => {
@@ -162,7 +183,10 @@ export class ThreadedStatistics implements StatisticsEngine {
     const closed = new Error('statistics threads closed');
     for (const job of this.queue.splice(0)) job.reject(closed);
     const threads = this.threads.splice(0);
-    for (const thread of threads) thread.job?.reject(closed);
+    for (const thread of threads) {
+      if (thread.idleTimer) clearTimeout(thread.idleTimer);
+      thread.job?.reject(closed);
+    }
     await Promise.all(threads.map((thread) => thread.worker.terminate()));
     this.idle.length = 0;
   }
@@ -177,9 +201,24 @@ export class ThreadedStatistics implements StatisticsEngine {
 
   private dispatch(): void {
     while (this.queue.length > 0) {
-      const thread = this.idle.pop() ?? (this.threads.length < this.size ? this.start() : null);
+      let thread = this.idle.pop() ?? null;
+      if (!thread && this.threads.length < this.size) {
+        try {
+          thread = this.start();
+        } catch (error) {
+          // No thread could be started: the threads there are take the queue on; without any,
+          // what waits fails.
+          if (this.threads.length === 0) {
+            const failure = new Error(`statistics thread could not start: ${(error as Error).message}`);
+            for (const job of this.queue.splice(0)) job.reject(failure);
+          }
+          return;
+        }
+      }
       if (!thread) return;
       const job = this.queue.shift()!;
+      if (thread.idleTimer) clearTimeout(thread.idleTimer);
+      thread.idleTimer = null;
       thread.job = job;
       thread.worker.ref();
       try {
@@ -188,14 +227,14 @@ export class ThreadedStatistics implements StatisticsEngine {
         // The message could not be cloned: the task fails, the thread stays free.
         thread.job = null;
         this.release(thread);
-        job.reject(error as Error);
+        job.reject(new Error(`statistics task could not be sent to a thread (${(error as Error).name})`));
       }
     }
   }
 
   private start(): Thread {
     const worker = this.spawn();
-    const thread: Thread = { worker, job: null };
+    const thread: Thread = { worker, job: null, idleTimer: null };
     worker.unref();
     worker.on('message', (message: { ok: true; result: StatisticsTaskResult } | { ok: false; failure: TaskFailure }) => {
       const job = thread.job;
@@ -208,17 +247,13 @@ export class ThreadedStatistics implements StatisticsEngine {
       this.dispatch();
     });
     const ended = (error: Error) => {
-      const at = this.threads.indexOf(thread);
-      if (at < 0) return;
-      this.threads.splice(at, 1);
-      const idleAt = this.idle.indexOf(thread);
-      if (idleAt >= 0) this.idle.splice(idleAt, 1);
+      if (!this.forget(thread)) return;
       const job = thread.job;
       thread.job = null;
       job?.reject(error);
       if (!this.closed) this.dispatch();
     };
-    worker.on('error', (error) => ended(new Error('a statistics thread failed', { cause: error })));
+    worker.on('error', (error) => ended(new Error(`a statistics thread failed: ${error.message}`, { cause: error })));
     worker.on('exit', (code) => ended(new Error(`a statistics thread ended (exit code ${code})`)));
     this.threads.push(thread);
     return thread;
@@ -226,13 +261,45 @@ export class ThreadedStatistics implements StatisticsEngine {
 
   private release(thread: Thread): void {
     thread.worker.unref();
-    if (this.threads.includes(thread)) this.idle.push(thread);
+    if (!this.threads.includes(thread)) return;
+    this.idle.push(thread);
+    thread.idleTimer = setTimeout(() => {
+      if (this.forget(thread)) void thread.worker.terminate();
+    }, this.idleMs);
+    thread.idleTimer.unref();
+  }
+
+  /** Takes a thread out of the pool; false when it was out already. */
+  private forget(thread: Thread): boolean {
+    const at = this.threads.indexOf(thread);
+    if (at < 0) return false;
+    this.threads.splice(at, 1);
+    const idleAt = this.idle.indexOf(thread);
+    if (idleAt >= 0) this.idle.splice(idleAt, 1);
+    if (thread.idleTimer) clearTimeout(thread.idleTimer);
+    thread.idleTimer = null;
+    return true;
   }
 }
 
-/** ANALYTICS_THREADS by default: one per core, at most 4. */
-export function defaultStatisticsThreads(): number {
-  return Math.max(1, Math.min(4, os.availableParallelism()));
+/** `fn` over `items` with at most `limit` calls pending at once; results in the order of `items`. */
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  const lane = async () => {
+    while (next < items.length && !failed) {
+      const i = next++;
+      try {
+        results[i] = await fn(items[i]!, i);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
 }
 
 /** The statistics on `threads` worker threads, or on the calling thread for 0. */

@@ -6,7 +6,7 @@ import { kemeny } from '../../../src/analytics/kemeny';
 import { kemenyRankIntervals } from '../../../src/analytics/rank-intervals';
 import { InlineStatistics } from '../../../src/modules/scoring/statistics-engine';
 import { STATISTICS_THREAD_NICE } from '../../../src/modules/scoring/statistics-tasks';
-import { createStatisticsEngine, ThreadedStatistics } from '../../../src/modules/scoring/statistics-threads';
+import { createStatisticsEngine, mapLimited, ThreadedStatistics } from '../../../src/modules/scoring/statistics-threads';
 
 function lcg(seed: number) {
   let s = seed >>> 0;
@@ -116,7 +116,7 @@ describe('statistics on worker threads', () => {
 
   it('fails only the task of a thread that dies, and starts another for the next', async () => {
     let spawned = 0;
-    const engine = new ThreadedStatistics(1, () => {
+    const engine = new ThreadedStatistics(1, { spawn: () => {
       spawned += 1;
       // The first thread dies on its first task; later ones answer as the real entry does.
       return spawned === 1
@@ -125,7 +125,7 @@ describe('statistics on worker threads', () => {
             "const { parentPort } = require('node:worker_threads'); parentPort.on('message', () => parentPort.postMessage({ ok: true, result: { order: [0], rank: [1] } }));",
             { eval: true },
           );
-    });
+    } });
     try {
       const first = engine.kemeny([Float64Array.of(1)], {});
       const second = engine.kemeny([Float64Array.of(1)], {});
@@ -155,8 +155,64 @@ describe('statistics on worker threads', () => {
     const niceOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
     const nices = readdirSync('/proc/self/task').map(niceOf);
     const requestThread = niceOf(String(process.pid));
-    expect(requestThread).toBeLessThan(STATISTICS_THREAD_NICE);
-    expect(nices).toContain(STATISTICS_THREAD_NICE);
+    expect(requestThread).toBeLessThan(19);
+    expect(nices).toContain(Math.min(19, requestThread + STATISTICS_THREAD_NICE));
+  });
+
+  it('ends threads that have been idle, and starts them again for the next task', async () => {
+    const engine = new ThreadedStatistics(2, { idleMs: 20 });
+    try {
+      await Promise.all([engine.kemeny([Float64Array.of(1, 2)], {}), engine.kemeny([Float64Array.of(2, 1)], {})]);
+      // Both end once idle (the test times out otherwise).
+      while (engine.running > 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect((await engine.kemeny([Float64Array.of(1, 2)], {})).order).toEqual([1, 0]);
+      expect(engine.running).toBe(1);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('fails what waits, with a message of its own, when no thread can start', async () => {
+    const engine = new ThreadedStatistics(2, {
+      spawn: () => {
+        throw new Error('no more threads');
+      },
+    });
+    await expect(engine.kemeny([Float64Array.of(1)], {})).rejects.toThrow('statistics thread could not start: no more threads');
+    await engine.close();
+  });
+
+  it('keeps as many grids in computation as their kernels\' memory allows', () => {
+    const engine = new ThreadedStatistics(4);
+    expect(engine.gridParallelism(1252 * 1000)).toBe(4);
+    expect(engine.gridParallelism(20_000 * 1000)).toBe(1);
+    expect(engine.gridParallelism(1252 * 10_000)).toBe(2);
+    expect(new InlineStatistics().gridParallelism()).toBe(1);
+  });
+
+  it('maps with at most `limit` calls pending, results in order, and starts nothing after a failure', async () => {
+    let pending = 0;
+    let most = 0;
+    const calls: number[] = [];
+    const results = await mapLimited([5, 1, 4, 2, 3], 2, async (x, i) => {
+      calls.push(i);
+      most = Math.max(most, ++pending);
+      await new Promise((resolve) => setTimeout(resolve, x));
+      pending--;
+      return x * 10;
+    });
+    expect(results).toEqual([50, 10, 40, 20, 30]);
+    expect(most).toBe(2);
+    expect(calls.sort()).toEqual([0, 1, 2, 3, 4]);
+    const started: number[] = [];
+    await expect(
+      mapLimited([0, 1, 2, 3, 4, 5], 1, async (x) => {
+        started.push(x);
+        if (x === 1) throw new Error('part 1 failed');
+        return x;
+      }),
+    ).rejects.toThrow('part 1 failed');
+    expect(started).toEqual([0, 1]);
   });
 
   it('computes on the calling thread for ANALYTICS_THREADS=0', () => {
