@@ -8,7 +8,7 @@
  * bench/.data/analytics-grid/ so grid_numpy.py computes the same grid from the same resamples.
  *
  * `--threads K` (default 2, 0: none) also times the grid as the server computes it on K statistics
- * threads (statistics-threads.ts): the multiplicities drawn on a thread, slices of 16 runs
+ * threads (statistics-threads.ts): the multiplicities drawn on a thread, slices of 14 runs
  * bootstrapped K at a time, put together, which must equal the one-call grid bit for bit.
  *
  * Usage: node bench/analytics-grid/ts-run.js bench/analytics-grid/grid-bench.ts [--repeats 3] [--threads 2]
@@ -17,6 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootstrapGrid, bootstrapMultiplicities, percentileInterval } from '../../src/analytics/bootstrap';
 import type { BootstrapGridResult, GridRun, GridVariable } from '../../src/analytics/bootstrap';
+import { REAL_TILE } from '../../src/analytics/bootstrap-kernel-wasm';
 import { concatGrids } from '../../src/modules/scoring/chunked';
 import { ThreadedStatistics } from '../../src/modules/scoring/statistics-threads';
 
@@ -103,10 +104,13 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-/** The grid as the server computes it on the statistics threads: slices of 16 runs, `threads` at a time. */
+/** Runs per slice, as the server slices them at 1,252 reports (scoring.service.ts RUNS_PER_SLICE). */
+const SLICE = 2 * REAL_TILE;
+
+/** The grid as the server computes it on the statistics threads: slices of SLICE runs, `threads` at a time. */
 async function threadedGrid(engine: ThreadedStatistics, variables: GridVariable[], runs: GridRun[]): Promise<BootstrapGridResult> {
   const multiplicities = await engine.multiplicities(N, B, SEED);
-  const slices = Array.from({ length: Math.ceil(R / 16) }, (_, i) => runs.slice(i * 16, (i + 1) * 16));
+  const slices = Array.from({ length: Math.ceil(R / SLICE) }, (_, i) => runs.slice(i * SLICE, (i + 1) * SLICE));
   const parts = await Promise.all(slices.map((slice) => engine.grid(variables, slice, multiplicities, 0.95)));
   return concatGrids(parts, (length) => engine.float64(length));
 }
@@ -209,7 +213,7 @@ async function main(): Promise<void> {
       `  scalar kernel (packBinary: false):     median ${report.medianScalar.toFixed(3)} s over ${repeats} runs [${timings.scalar!.map((t) => t.toFixed(3)).join(', ')}]\n` +
       `    parts, timed alone: drawing the matrix ${report.medianDraw.toFixed(3)} s, the ${R * V + R} percentile intervals ${report.medianIntervals.toFixed(3)} s (medians)\n` +
       (threads > 0
-        ? `  on ${threads} statistics threads (slices of 16 runs):  median ${median(threadedTimes).toFixed(3)} s over ${repeats} runs [${threadedTimes.map((t) => t.toFixed(3)).join(', ')}], bit-identical: ${threadedIdentical ? 'yes' : 'NO'}\n`
+        ? `  on ${threads} statistics threads (slices of ${SLICE} runs):  median ${median(threadedTimes).toFixed(3)} s over ${repeats} runs [${threadedTimes.map((t) => t.toFixed(3)).join(', ')}], bit-identical: ${threadedIdentical ? 'yes' : 'NO'}\n`
         : '') +
       `  replicates of the two kernels bit-identical: ${bitIdentical ? 'yes' : 'NO'}\n`,
   );

@@ -15,6 +15,7 @@ import {
 import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/embedding/embedder';
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
+import { REAL_TILE } from '../../analytics/bootstrap-kernel-wasm';
 import { buildGridInput, gridItemColumn } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
@@ -96,13 +97,18 @@ export type EmbedderResolver = (modelId: string, principal: Principal) => Promis
 const MAX_RESAMPLES = 10_000;
 /** The MISSING value as a nominal rating (a category of its own, docs/scoring.md §1). */
 const MISSING_RATING = '\u2205MISSING';
-const RUNS_PER_SLICE = 16;
+/**
+ * Runs per slice of the grid at the paper's 1,252 reports: the real-valued kernel takes runs
+ * 2 · REAL_TILE at a time, so a slice of 14 fills its tiles (one of 16 would be a full tile and
+ * a tile of 2 runs costing nearly as much).
+ */
+const RUNS_PER_SLICE = 2 * REAL_TILE;
 /** Scoring of prediction cells pauses for other requests about this often (ms). */
 const SCORING_SLICE_MS = 20;
 
 /**
- * Runs per slice of the grid at `reports` reports: 16 at the paper's 1,252 reports, fewer on
- * bigger datasets so that a slice stays about as long (its cost grows with runs × reports).
+ * Runs per slice of the grid at `reports` reports: RUNS_PER_SLICE at the paper's 1,252 reports,
+ * fewer on bigger datasets so that a slice stays about as long (its cost grows with runs × reports).
  */
 function runsPerSliceOf(reports: number): number {
   return Math.max(1, Math.min(RUNS_PER_SLICE, Math.floor((RUNS_PER_SLICE * 1252) / Math.max(reports, 1))));
