@@ -297,19 +297,46 @@ export function kemenyOrder(
   options: KemenyOptions = {},
 ): { order: number[]; exact: boolean; componentSizes: number[] } {
   const { n, w } = matrix;
-  const exactLimit = options.exactLimit ?? DEFAULT_EXACT_LIMIT;
-  if (!Number.isInteger(exactLimit) || exactLimit < 0 || exactLimit > KEMENY_MAX_EXACT) {
-    throw new AnalyticsError('OUT_OF_RANGE', `kemeny: exactLimit ${exactLimit} outside 0..${KEMENY_MAX_EXACT}`);
-  }
-  const priority = options.priority == null ? tieBreakPriority(n, options) : givenPriority(n, options.priority);
   const warmStarts = options.warmStarts ?? [];
   for (const start of warmStarts) {
     if (start.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `kemeny: warm start of length ${start.length}`);
     assertPermutation(start, n);
   }
-  const eps = matrix.integral ? 0 : 1e-9 * Math.max(1, matrix.totalWeight);
-  const components = options.decompose === false ? [allCandidates(n, priority)] : condorcetComponents(matrix, eps, priority);
+  return solveByComponents(matrix, options, options.decompose !== false, (members, localPriority, eps) => {
+    const position = new Int32Array(n).fill(-1);
+    members.forEach((c, i) => {
+      position[c] = i;
+    });
+    const starts = warmStarts.map((s) => s.filter((c) => position[c]! >= 0).map((c) => position[c]!));
+    return heuristicOrder(subMatrix(w, n, members), members.length, localPriority, eps, {
+      restarts: options.restarts ?? 200,
+      seed: options.seed ?? 42,
+      maxSweeps: options.maxSweeps ?? 1000,
+      starts,
+    });
+  });
+}
 
+/**
+ * The consensus order of a matrix solved component by component: the Condorcet components
+ * (or all candidates as one, without `decompose`) in consensus order, each of at most
+ * `exactLimit` candidates by the exact DP, a larger one by `large` (local indices into its
+ * members, best first).
+ */
+function solveByComponents(
+  matrix: PairwiseMatrix,
+  options: KemenyTieBreak & { exactLimit?: number; priority?: ArrayLike<number> | null },
+  decompose: boolean,
+  large: (members: readonly number[], localPriority: Int32Array, eps: number) => ArrayLike<number>,
+): { order: number[]; exact: boolean; componentSizes: number[] } {
+  const { n, w } = matrix;
+  const exactLimit = options.exactLimit ?? DEFAULT_EXACT_LIMIT;
+  if (!Number.isInteger(exactLimit) || exactLimit < 0 || exactLimit > KEMENY_MAX_EXACT) {
+    throw new AnalyticsError('OUT_OF_RANGE', `kemeny: exactLimit ${exactLimit} outside 0..${KEMENY_MAX_EXACT}`);
+  }
+  const priority = options.priority == null ? tieBreakPriority(n, options) : givenPriority(n, options.priority);
+  const eps = matrix.integral ? 0 : 1e-9 * Math.max(1, matrix.totalWeight);
+  const components = decompose ? condorcetComponents(matrix, eps, priority) : [allCandidates(n, priority)];
   const order: number[] = [];
   let exact = true;
   for (const members of components) {
@@ -318,26 +345,15 @@ export function kemenyOrder(
       order.push(members[0]!);
       continue;
     }
-    const local = subMatrix(w, n, members);
     const localPriority = Int32Array.from(members, (c) => priority[c]!);
-    let localOrder: number[];
+    let localOrder: ArrayLike<number>;
     if (k <= exactLimit) {
-      localOrder = exactOrder(local, k, localPriority, eps);
+      localOrder = exactOrder(subMatrix(w, n, members), k, localPriority, eps);
     } else {
       exact = false;
-      const position = new Int32Array(n).fill(-1);
-      members.forEach((c, i) => {
-        position[c] = i;
-      });
-      const starts = warmStarts.map((s) => s.filter((c) => position[c]! >= 0).map((c) => position[c]!));
-      localOrder = heuristicOrder(local, k, localPriority, eps, {
-        restarts: options.restarts ?? 200,
-        seed: options.seed ?? 42,
-        maxSweeps: options.maxSweeps ?? 1000,
-        starts,
-      });
+      localOrder = large(members, localPriority, eps);
     }
-    for (const i of localOrder) order.push(members[i]!);
+    for (let i = 0; i < k; i++) order.push(members[localOrder[i]!]!);
   }
   return { order, exact, componentSizes: components.map((c) => c.length) };
 }
@@ -395,11 +411,6 @@ export function kemenyRepairOrder(
   options: KemenyRepairOptions = {},
 ): { order: number[]; exact: boolean; componentSizes: number[] } {
   const { n, w } = matrix;
-  const exactLimit = options.exactLimit ?? DEFAULT_EXACT_LIMIT;
-  if (!Number.isInteger(exactLimit) || exactLimit < 0 || exactLimit > KEMENY_MAX_EXACT) {
-    throw new AnalyticsError('OUT_OF_RANGE', `kemeny: exactLimit ${exactLimit} outside 0..${KEMENY_MAX_EXACT}`);
-  }
-  const priority = options.priority == null ? tieBreakPriority(n, options) : givenPriority(n, options.priority);
   const start = options.start ?? null;
   let startPosition: Int32Array | null = null;
   if (start !== null) {
@@ -409,27 +420,27 @@ export function kemenyRepairOrder(
     for (let p = 0; p < n; p++) startPosition[start[p]!] = p;
   }
   const maxSweeps = options.maxSweeps ?? 1000;
-  const eps = matrix.integral ? 0 : 1e-9 * Math.max(1, matrix.totalWeight);
-  const components = condorcetComponents(matrix, eps, priority);
-  const order: number[] = [];
-  let exact = true;
-  for (const members of components) {
-    const k = members.length;
-    if (k === 1) {
-      order.push(members[0]!);
-      continue;
+  return solveByComponents(matrix, options, true, (members, localPriority, eps) =>
+    repairComponent(w, n, members, startPosition, localPriority, eps, maxSweeps),
+  );
+}
+
+/**
+ * Borda margins (Σ_j m_ij) and Copeland wins (1 per margin above eps, ½ per tie) of a k × k
+ * margin matrix m_ij = w_ij − w_ji. O(k²).
+ */
+function bordaCopeland(m: Float64Array, k: number, eps: number): { borda: Float64Array; copeland: Float64Array } {
+  const borda = new Float64Array(k);
+  const copeland = new Float64Array(k);
+  for (let i = 0; i < k; i++) {
+    for (let j = 0; j < k; j++) {
+      if (i === j) continue;
+      const d = m[i * k + j]!;
+      borda[i] += d;
+      copeland[i] += d > eps ? 1 : d < -eps ? 0 : 0.5;
     }
-    const localPriority = Int32Array.from(members, (c) => priority[c]!);
-    let localOrder: ArrayLike<number>;
-    if (k <= exactLimit) {
-      localOrder = exactOrder(subMatrix(w, n, members), k, localPriority, eps);
-    } else {
-      exact = false;
-      localOrder = repairComponent(w, n, members, startPosition, localPriority, eps, maxSweeps);
-    }
-    for (let i = 0; i < k; i++) order.push(members[localOrder[i]!]!);
   }
-  return { order, exact, componentSizes: components.map((c) => c.length) };
+  return { borda, copeland };
 }
 
 /** The repair of {@link kemenyRepairOrder} on one component; returns local indices into `members`. */
@@ -456,16 +467,7 @@ function repairComponent(
   if (startPosition !== null) {
     ids.sort((x, y) => startPosition[members[x]!]! - startPosition[members[y]!]!);
   } else {
-    const borda = new Float64Array(k);
-    const copeland = new Float64Array(k);
-    for (let i = 0; i < k; i++) {
-      for (let j = 0; j < k; j++) {
-        if (i === j) continue;
-        const d = m[i * k + j]!;
-        borda[i] += d;
-        copeland[i] += d > eps ? 1 : d < -eps ? 0 : 0.5;
-      }
-    }
+    const { borda, copeland } = bordaCopeland(m, k, eps);
     ids.sort((x, y) => copeland[y]! - copeland[x]! || borda[y]! - borda[x]! || priority[x]! - priority[y]!);
   }
   const order = Int32Array.from(ids);
@@ -685,16 +687,7 @@ function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: n
       aT[i * k + j] = a[j * k + i]!;
     }
   }
-  const borda = new Float64Array(k);
-  const copeland = new Float64Array(k);
-  for (let i = 0; i < k; i++) {
-    for (let j = 0; j < k; j++) {
-      if (i === j) continue;
-      const d = m[i * k + j]!;
-      borda[i] += d;
-      copeland[i] += d > eps ? 1 : d < -eps ? 0 : 0.5;
-    }
-  }
+  const { borda, copeland } = bordaCopeland(m, k, eps);
   const ids = Array.from({ length: k }, (_, i) => i);
   const byPriority = ids.slice().sort((x, y) => priority[x]! - priority[y]!);
   const byBorda = ids.slice().sort((x, y) => borda[y]! - borda[x]! || priority[x]! - priority[y]!);
