@@ -172,7 +172,7 @@ export class ReplicateKernel {
    * Returns false, leaving no matrix loaded, when an entry is outside 0…255, a row sums to more
    * than 65535 or the blocks would not fit; the caller then uses the scalar kernel. O(B·n).
    */
-  load(W: Int32Array, n: number, B: number): boolean {
+  load(W: Int32Array | Uint8Array, n: number, B: number): boolean {
     this.loaded = false;
     const blocks = Math.ceil(B / LANES);
     const end = MULTIPLICITY_ADDR + blocks * n * LANES;

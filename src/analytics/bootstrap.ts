@@ -53,6 +53,12 @@ function checkCounts(n: number, B: number): void {
  *
  * @throws AnalyticsError BAD_INPUT for n < 1, B < 1 or a non-integer seed.
  */
+/**
+ * A B × n multiplicity matrix (row b = resample b). Int32 as {@link bootstrapMultiplicities}
+ * draws it; u8 where every entry is at most 255 (a quarter of the memory, the same numbers).
+ */
+export type MultiplicityMatrix = Int32Array | Uint8Array;
+
 export function bootstrapMultiplicities(n: number, B: number, seed: number = DEFAULT_BOOTSTRAP_SEED): Int32Array {
   checkCounts(n, B);
   if (!Number.isSafeInteger(seed)) throw new AnalyticsError('BAD_INPUT', `seed must be an integer, got ${seed}`);
@@ -486,7 +492,7 @@ const MANTISSA_BITS = 53;
 export function groupedMeanReplicates(
   groups: ArrayLike<number>,
   runItems: readonly ArrayLike<number>[],
-  multiplicities: Int32Array,
+  multiplicities: MultiplicityMatrix,
   B: number,
   target?: ReplicateTarget | null,
   packBinary = true,
@@ -505,7 +511,7 @@ export function groupedMeanReplicates(
  */
 class KernelSource {
   private kernel: ReplicateKernel | null | undefined;
-  constructor(private readonly W: Int32Array) {}
+  constructor(private readonly W: MultiplicityMatrix) {}
   get(n: number, B: number): ReplicateKernel | null {
     if (this.kernel === undefined) {
       const k = ReplicateKernel.acquire();
@@ -580,7 +586,7 @@ function gatherRun(
 function groupedMeanReplicatesWith(
   groups: ArrayLike<number>,
   runItems: readonly ArrayLike<number>[],
-  multiplicities: Int32Array,
+  multiplicities: MultiplicityMatrix,
   B: number,
   target: ReplicateTarget | null | undefined,
   packBinary: boolean,
@@ -706,7 +712,7 @@ function scalarReplicates(
   chunks: readonly { runs: number[]; data: Float64Array }[],
   lanes: number,
   base: number,
-  multiplicities: Int32Array,
+  multiplicities: MultiplicityMatrix,
   idx: Int32Array,
   segStart: Int32Array,
   n: number,
@@ -783,7 +789,7 @@ export interface BootstrapGridInput {
   seed?: number;
   confidence?: number;
   /** A precomputed B × n matrix from {@link bootstrapMultiplicities}, to share across calls. */
-  multiplicities?: Int32Array | null;
+  multiplicities?: MultiplicityMatrix | null;
   /**
    * SIMD kernel (default true): WebAssembly SIMD for 0/1 and for real-valued item scores, or
    * several 0/1 runs packed in float64 lanes where that is unavailable. Bit-identical to the
@@ -812,7 +818,7 @@ export interface BootstrapGridResult {
   /** Replicate macro averages, entry (r, b) at r·B + b. */
   macroReplicates: Float64Array;
   /** The B × n multiplicity matrix used (row b = resample b). */
-  multiplicities: Int32Array;
+  multiplicities: MultiplicityMatrix;
 }
 
 function variableWeights(variables: readonly GridVariable[]): Float64Array {

@@ -4,7 +4,7 @@
  * stratum, with a bootstrap interval from resampling reports (docs/scoring.md §5).
  */
 import { DEFAULT_CONFIDENCE, estimateFrom } from './bootstrap';
-import type { Estimate } from './bootstrap';
+import type { Estimate, MultiplicityMatrix } from './bootstrap';
 import { AnalyticsError } from './errors';
 
 /**
@@ -15,7 +15,7 @@ import { AnalyticsError } from './errors';
 export interface PooledPart {
   numerator: ArrayLike<number>;
   denominator: ArrayLike<number>;
-  multiplicities: Int32Array;
+  multiplicities: MultiplicityMatrix;
 }
 
 export interface PooledRatio {

@@ -11,6 +11,7 @@ import {
   type Estimate as AnalyticsEstimate,
   type GridRun,
   type GridVariable,
+  type MultiplicityMatrix,
 } from '../../analytics/bootstrap';
 import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/embedding/embedder';
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
@@ -1371,7 +1372,7 @@ class GridJobs {
 
   constructor(
     private readonly engine: StatisticsEngine,
-    private readonly multiplicities: Int32Array,
+    private readonly multiplicities: MultiplicityMatrix,
     private readonly confidence: number,
   ) {
     this.parallelism = engine.gridParallelism(multiplicities.length);

@@ -1,4 +1,4 @@
-import { bootstrapGrid, type BootstrapGridResult, type GridRun, type GridVariable } from '../../analytics/bootstrap';
+import { bootstrapGrid, type BootstrapGridResult, type GridRun, type GridVariable, type MultiplicityMatrix } from '../../analytics/bootstrap';
 import { kemeny, type KemenyResult, type KemenyTieBreak } from '../../analytics/kemeny';
 import { bootstrapMultiplicitiesInSlices, rankIntervalsInSlices, yieldToEventLoop, type RankIntervalSlices } from './chunked';
 
@@ -22,9 +22,9 @@ export interface StatisticsEngine {
    */
   gridParallelism(multiplicityEntries: number): number;
   /** bootstrapMultiplicities(n, resamples, seed), in memory every grid call of the engine reads. */
-  multiplicities(n: number, resamples: number, seed: number): Promise<Int32Array>;
+  multiplicities(n: number, resamples: number, seed: number): Promise<MultiplicityMatrix>;
   /** bootstrapGrid of some runs on shared multiplicities (from `multiplicities`). */
-  grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: Int32Array, confidence: number): Promise<BootstrapGridResult>;
+  grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: MultiplicityMatrix, confidence: number): Promise<BootstrapGridResult>;
   kemeny(scores: readonly Float64Array[], options: KemenyTieBreak): Promise<KemenyResult>;
   /** A zeroed array that `rankIntervals` reads without a copy. */
   float64(length: number): Float64Array;
@@ -42,11 +42,11 @@ export class InlineStatistics implements StatisticsEngine {
     return 1;
   }
 
-  multiplicities(n: number, resamples: number, seed: number): Promise<Int32Array> {
+  multiplicities(n: number, resamples: number, seed: number): Promise<MultiplicityMatrix> {
     return bootstrapMultiplicitiesInSlices(n, resamples, seed);
   }
 
-  async grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: Int32Array, confidence: number): Promise<BootstrapGridResult> {
+  async grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: MultiplicityMatrix, confidence: number): Promise<BootstrapGridResult> {
     const grid = bootstrapGrid({ variables, runs, multiplicities, confidence });
     await yieldToEventLoop();
     return grid;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { BootstrapGridResult, GridRun, GridVariable } from '../../analytics/bootstrap';
+import type { BootstrapGridResult, GridRun, GridVariable, MultiplicityMatrix } from '../../analytics/bootstrap';
 import { AnalyticsError } from '../../analytics/errors';
 import type { KemenyResult, KemenyTieBreak } from '../../analytics/kemeny';
 import { percentileRankIntervals } from '../../analytics/rank-intervals';
@@ -100,11 +100,11 @@ export class ThreadedStatistics implements StatisticsEngine {
     return this.threads.length;
   }
 
-  multiplicities(n: number, resamples: number, seed: number): Promise<Int32Array> {
-    return this.run({ kind: 'multiplicities', n, resamples, seed }) as Promise<Int32Array>;
+  multiplicities(n: number, resamples: number, seed: number): Promise<MultiplicityMatrix> {
+    return this.run({ kind: 'multiplicities', n, resamples, seed }) as Promise<MultiplicityMatrix>;
   }
 
-  async grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: Int32Array, confidence: number): Promise<BootstrapGridResult> {
+  async grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: MultiplicityMatrix, confidence: number): Promise<BootstrapGridResult> {
     // Item columns in shared memory (the per-run cache's, from `float64`) cross as they are;
     // others are copied column by column (a view would carry its whole buffer) and handed over.
     const transfer: ArrayBuffer[] = [];

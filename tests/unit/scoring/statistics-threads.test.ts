@@ -5,7 +5,7 @@ import { AnalyticsError } from '../../../src/analytics/errors';
 import { kemeny } from '../../../src/analytics/kemeny';
 import { kemenyRankIntervals } from '../../../src/analytics/rank-intervals';
 import { InlineStatistics } from '../../../src/modules/scoring/statistics-engine';
-import { STATISTICS_THREAD_NICE } from '../../../src/modules/scoring/statistics-tasks';
+import { sharedMultiplicities, STATISTICS_THREAD_NICE } from '../../../src/modules/scoring/statistics-tasks';
 import { createStatisticsEngine, mapLimited, ThreadedStatistics } from '../../../src/modules/scoring/statistics-threads';
 
 function lcg(seed: number) {
@@ -47,7 +47,13 @@ describe('statistics on worker threads', () => {
   it('draws the multiplicity matrix of bootstrapMultiplicities, in shared memory', async () => {
     const w = await threads.multiplicities(n, B, 5);
     expect(Object.prototype.toString.call(w.buffer)).toBe('[object SharedArrayBuffer]');
+    expect(Object.prototype.toString.call(w)).toBe('[object Uint8Array]');
     expect(Array.from(w)).toEqual(Array.from(bootstrapMultiplicities(n, B, 5)));
+    // An entry above the u8 range (here: above 2) gives the Int32 matrix, the same numbers.
+    const wide = sharedMultiplicities(n, B, 5, 2);
+    expect(Object.prototype.toString.call(wide)).toBe('[object Int32Array]');
+    expect(Array.from(wide)).toEqual(Array.from(bootstrapMultiplicities(n, B, 5)));
+    expect(Math.max(...bootstrapMultiplicities(n, B, 5))).toBeGreaterThan(2);
   });
 
   it('computes grids of run slices bit for bit as bootstrapGrid, from views of larger arrays too', async () => {
