@@ -53,6 +53,12 @@ export interface AppOptions extends ServiceOptions {
   corsOrigins?: readonly string[];
   /** Bearer token /metrics asks for (METRICS_TOKEN); unset: /metrics answers loopback clients only. */
   metricsToken?: string;
+  /**
+   * How long an answer is built before the rest waits for a later turn of the event loop
+   * (execution-pacer.ts; default 20 ms). Tests that count statements set it high: pacing splits
+   * DataLoader batches by time.
+   */
+  executionSliceMs?: number;
 }
 
 /** BAD_USER_INPUT with reason DEADLINE_EXCEEDED, HTTP 503: the request took longer than the server gives one. */
@@ -245,7 +251,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
           checkQueryCost(schema, document, payload.operationName, payload.variables ?? {}, { metered: false });
           let operations = wsOperations.get(ctx);
           if (!operations) wsOperations.set(ctx, (operations = new Map()));
-          const context = createContext(dataSource, services, logger, principal);
+          const context = createContext(dataSource, services, logger, principal, undefined, options.executionSliceMs);
           context.audit = services.audit.recorder(principal, 'WEBSOCKET');
           operations.set(id, context);
         } catch (error) {
@@ -415,7 +421,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         if (!res.writableFinished) gone.abort();
       });
       const deadline = (res.locals as { deadline?: AbortSignal }).deadline;
-      const context = createContext(dataSource, services, logger, principal, deadline ? AbortSignal.any([gone.signal, deadline]) : gone.signal);
+      const context = createContext(dataSource, services, logger, principal, deadline ? AbortSignal.any([gone.signal, deadline]) : gone.signal, options.executionSliceMs);
       context.audit = new ReplayableAuditRecorder(services.audit, principal, 'HTTP');
       const inlineFiles = (res.locals as { inlineFiles?: GraphQLContext['inlineFiles'] }).inlineFiles;
       if (inlineFiles) context.inlineFiles = inlineFiles;

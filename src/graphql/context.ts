@@ -31,6 +31,7 @@ export function createContext(
   logger: Logger,
   principal: Principal,
   signal?: AbortSignal,
+  executionSliceMs?: number,
 ): GraphQLContext {
-  return { principal, services, loaders: new LoaderRegistry(dataSource, principal, services), logger, pacer: new ExecutionPacer(), ...(signal ? { signal } : {}) };
+  return { principal, services, loaders: new LoaderRegistry(dataSource, principal, services), logger, pacer: new ExecutionPacer(executionSliceMs), ...(signal ? { signal } : {}) };
 }
