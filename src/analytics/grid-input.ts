@@ -39,12 +39,8 @@ export function buildGridInput(
   opts?: GridInputOptions,
 ): { variables: GridVariable[]; runs: GridRun[] } {
   const n = references.length;
-  const collapsed = opts?.collapsed ?? false;
   const refsByVariable = specs.map((spec) => references.map((rec) => rec?.[spec.key]));
-  const variables = specs.map((spec, v) => {
-    const metric = opts?.metric === 'ACCURACY' ? 'ACCURACY' : primaryMetric(spec.type);
-    return { key: spec.key, groups: encodeReferences(spec, refsByVariable[v]!, metric, collapsed).groups, weight: spec.weight ?? 1 };
-  });
+  const variables = specs.map((spec, v) => gridVariable(spec, refsByVariable[v]!, opts));
   const gridRuns = runs.map((run) => {
     if (run.records.length !== n) {
       throw new AnalyticsError('LENGTH_MISMATCH', `run "${run.id}": ${run.records.length} records for ${n} reports`);
@@ -52,6 +48,15 @@ export function buildGridInput(
     return { id: run.id, items: specs.map((spec, v) => gridItemColumn(spec, refsByVariable[v]!, run.records, opts)) };
   });
   return { variables, runs: gridRuns };
+}
+
+/**
+ * One variable of {@link buildGridInput}: its groups from `references`, the reference cells of
+ * `spec` in report order. O(n).
+ */
+export function gridVariable(spec: VariableSpec, references: readonly (RecordCell | undefined)[], opts?: GridInputOptions): GridVariable {
+  const metric = opts?.metric === 'ACCURACY' ? 'ACCURACY' : primaryMetric(spec.type);
+  return { key: spec.key, groups: encodeReferences(spec, references, metric, opts?.collapsed ?? false).groups, weight: spec.weight ?? 1 };
 }
 
 /**

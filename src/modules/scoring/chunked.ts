@@ -15,12 +15,21 @@ export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => se
 const DRAWS_PER_SLICE = 1 << 20;
 
 /**
+ * Whether `multiplicityRows(n, seed)` draws bootstrapMultiplicities(n, B, seed) row by row:
+ * arguments it accepts, on its 32-bit path. Others go to bootstrapMultiplicities itself, which
+ * checks and rejects them (or takes its wide path).
+ */
+export function drawnByRows(n: number, B: number, seed: number): boolean {
+  return Number.isSafeInteger(n) && Number.isSafeInteger(B) && Number.isSafeInteger(seed) && n >= 1 && B >= 1 && n - 1 <= 0xffffffff;
+}
+
+/**
  * bootstrapMultiplicities(n, B, seed), bit for bit, drawn a slice of rows at a time: at 20,000
  * reports × 1000 resamples the matrix is 20 million draws, too long for one turn of the loop.
  */
 export async function bootstrapMultiplicitiesInSlices(n: number, B: number, seed: number): Promise<Int32Array> {
   const rowsPerSlice = Math.max(1, Math.floor(DRAWS_PER_SLICE / Math.max(n, 1)));
-  if (n * B <= DRAWS_PER_SLICE || !(n >= 1 && B >= 1 && Number.isSafeInteger(n) && Number.isSafeInteger(B) && Number.isSafeInteger(seed) && n - 1 <= 0xffffffff)) {
+  if (n * B <= DRAWS_PER_SLICE || !drawnByRows(n, B, seed)) {
     // Small, or arguments that bootstrapMultiplicities itself checks and rejects.
     return bootstrapMultiplicities(n, B, seed);
   }

@@ -17,7 +17,7 @@ import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/emb
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
 import { REAL_TILE } from '../../analytics/bootstrap-kernel-wasm';
-import { buildGridInput, gridItemColumn } from '../../analytics/grid-input';
+import { buildGridInput, gridItemColumn, gridVariable } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
 import { partitionVariance } from '../../analytics/mixed-model';
@@ -1247,8 +1247,9 @@ export class ScoringService {
     const gridVariables: GridVariable[] = [];
     const referenceCells: (RecordCell | undefined)[][] = [];
     for (const spec of specs) {
-      gridVariables.push(buildGridInput([spec], references, [], { similarity, collapsed: options.collapsed }).variables[0]!);
-      referenceCells.push(references.map((record) => record?.[spec.key]));
+      const cells = references.map((record) => record?.[spec.key]);
+      referenceCells.push(cells);
+      gridVariables.push(gridVariable(spec, cells, { collapsed: options.collapsed }));
       await yieldToEventLoop();
     }
     const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);

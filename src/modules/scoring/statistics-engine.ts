@@ -2,8 +2,6 @@ import { bootstrapGrid, type BootstrapGridResult, type GridRun, type GridVariabl
 import { kemeny, type KemenyResult, type KemenyTieBreak } from '../../analytics/kemeny';
 import { bootstrapMultiplicitiesInSlices, rankIntervalsInSlices, yieldToEventLoop, type RankIntervalSlices } from './chunked';
 
-export type RankIntervalRequest = RankIntervalSlices;
-
 export interface RankIntervalRequestOptions {
   level: number;
   names?: readonly string[] | null;
@@ -29,7 +27,7 @@ export interface StatisticsEngine {
   /** A zeroed array that `rankIntervals` reads without a copy. */
   float64(length: number): Float64Array;
   /** kemenyRankIntervals' intervals (docs/scoring.md §6). */
-  rankIntervals(input: RankIntervalRequest, options: RankIntervalRequestOptions): Promise<{ candidate: number; lower: number; upper: number }[]>;
+  rankIntervals(input: RankIntervalSlices, options: RankIntervalRequestOptions): Promise<{ candidate: number; lower: number; upper: number }[]>;
   close(): Promise<void>;
 }
 
@@ -60,7 +58,7 @@ export class InlineStatistics implements StatisticsEngine {
     return new Float64Array(length);
   }
 
-  rankIntervals(input: RankIntervalRequest, options: RankIntervalRequestOptions) {
+  rankIntervals(input: RankIntervalSlices, options: RankIntervalRequestOptions) {
     return rankIntervalsInSlices(input, options);
   }
 

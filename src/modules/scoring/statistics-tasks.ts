@@ -8,6 +8,7 @@ import {
   type MultiplicityMatrix,
 } from '../../analytics/bootstrap';
 import { AnalyticsError, type AnalyticsErrorCode } from '../../analytics/errors';
+import { drawnByRows } from './chunked';
 import { kemeny, type KemenyResult, type KemenyTieBreak } from '../../analytics/kemeny';
 import { kemenyRankIntervals, type RankIntervalOptions } from '../../analytics/rank-intervals';
 
@@ -89,7 +90,7 @@ export function runStatisticsTask(task: StatisticsTask): { result: StatisticsTas
  * otherwise drawn again as Int32. Arguments bootstrapMultiplicities refuses are passed to it.
  */
 export function sharedMultiplicities(n: number, B: number, seed: number, narrowMax = 255): MultiplicityMatrix {
-  if (!(Number.isSafeInteger(n) && Number.isSafeInteger(B) && n >= 1 && B >= 1 && n - 1 <= 0xffffffff && Number.isSafeInteger(seed))) {
+  if (!drawnByRows(n, B, seed)) {
     return bootstrapMultiplicities(n, B, seed);
   }
   const rows = multiplicityRows(n, seed);

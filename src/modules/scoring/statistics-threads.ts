@@ -4,7 +4,8 @@ import type { BootstrapGridResult, GridRun, GridVariable, MultiplicityMatrix } f
 import { AnalyticsError } from '../../analytics/errors';
 import type { KemenyResult, KemenyTieBreak } from '../../analytics/kemeny';
 import { percentileRankIntervals } from '../../analytics/rank-intervals';
-import { InlineStatistics, type RankIntervalRequest, type RankIntervalRequestOptions, type StatisticsEngine } from './statistics-engine';
+import type { RankIntervalSlices } from './chunked';
+import { InlineStatistics, type RankIntervalRequestOptions, type StatisticsEngine } from './statistics-engine';
 import type { GridPart, RankPart, StatisticsTask, StatisticsTaskResult, TaskFailure } from './statistics-tasks';
 
 /**
@@ -59,7 +60,9 @@ const RANK_PARTS_PER_THREAD = 4;
 const IDLE_THREAD_MS = 5_000;
 /**
  * Memory the WebAssembly kernels of grids in computation may take together; each thread
- * holds its own copy of the multiplicities (about 1.5 · n · B bytes).
+ * holds its own transposed copy of the multiplicities: n · B bytes, which `ReplicateKernel.load`
+ * asks half as much again for and a new memory a quarter more, so 1.5–1.9 · n · B (the lower
+ * figure is used).
  */
 const GRID_KERNELS_BYTES = 48 * 1024 * 1024;
 
@@ -148,7 +151,7 @@ export class ThreadedStatistics implements StatisticsEngine {
     return new Float64Array(new SharedArrayBuffer(8 * length));
   }
 
-  async rankIntervals(input: RankIntervalRequest, options: RankIntervalRequestOptions) {
+  async rankIntervals(input: RankIntervalSlices, options: RankIntervalRequestOptions) {
     const { candidates: K, voters: V, replicates: B } = input;
     const data = isShared(input.data) ? input.data : copyToShared(input.data);
     const macro = isShared(input.macro) ? input.macro : copyToShared(input.macro);
