@@ -303,16 +303,24 @@ async function main() {
       const name = `reportql_image_${randomBytes(4).toString('hex')}`;
       if (process.env.DATABASE_URL) {
         const admin = process.env.DATABASE_URL;
-        const sql = (statement) =>
-          run(process.execPath, ['-e', `const {Client}=require('pg');const c=new Client({connectionString:process.env.U});c.connect().then(()=>c.query(process.env.Q)).then(()=>c.end(),e=>{console.error(e.message);process.exit(1)})`], {
-            cwd: app,
-            env: { ...process.env, U: admin, Q: statement },
-          });
+        const client = `const {Client}=require('pg');const c=new Client({connectionString:process.env.U});c.connect().then(()=>c.query(process.env.Q)).then(()=>c.end(),e=>{console.error(e.message);process.exit(1)})`;
+        const sql = (statement) => run(process.execPath, ['-e', client], { cwd: app, env: { ...process.env, U: admin, Q: statement } });
         sql(`CREATE DATABASE ${name}`);
         const url = new URL(admin);
         url.pathname = `/${name}`;
         log(`database ${name} on ${url.host}`);
-        return { url: url.toString(), drop: () => sql(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+        // An autovacuum worker on the fresh database (a superuser's backend, which a role that is
+        // not a superuser may not end) makes DROP … WITH (FORCE) fail until it is done: a few
+        // tries a second apart. One left behind is dropped by the next .ci/run.
+        const drop = async () => {
+          for (let attempt = 1; ; attempt++) {
+            const result = spawnSync(process.execPath, ['-e', client], { cwd: app, encoding: 'utf8', env: { ...process.env, U: admin, Q: `DROP DATABASE IF EXISTS ${name} WITH (FORCE)` } });
+            if (result.status === 0) return;
+            if (attempt === 10) throw new Error(result.stderr.trim());
+            await new Promise((resolve) => setTimeout(resolve, 1000));
+          }
+        };
+        return { url: url.toString(), drop };
       }
       const pgDir = path.join(root, 'pg');
       fs.mkdirSync(pgDir, { mode: 0o700 });
