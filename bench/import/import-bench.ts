@@ -10,7 +10,13 @@
  * Each format is sent twice: inline in a JSON body (`content`), and as a GraphQL multipart
  * request (`file`), read by the import as it arrives.
  *
- *   npm run build && node dist/bench/import/import-bench.js [--reports 10000] [--repeats 3] [--heap] [--json-only | --upload-only]
+ * With --predictions the same is done for importPredictions instead: a run of one prediction
+ * per report (JSON_COLUMN layout: the extracted object of 16 variables and a ~1 KB raw output)
+ * into a dataset of that many reports, as JSONL and as CSV. Meanwhile another client asks the
+ * server's /livez every 10 ms; the slowest answer is how long the import kept other requests
+ * waiting.
+ *
+ *   npm run build && node dist/bench/import/import-bench.js [--reports 10000] [--repeats 3] [--heap] [--json-only | --upload-only] [--predictions]
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -80,6 +86,43 @@ interface Session {
   useCase: string;
 }
 
+const CATEGORIES = ['absent', 'present', 'uncertain', 'not assessed'];
+
+/** The 16 variables of the --predictions use case: 12 categorical, 4 numeric. */
+const PREDICTION_VARIABLES: { key: string; type: string; options?: string[] }[] = [
+  ...Array.from({ length: 12 }, (_, v) => ({ key: `cat_${v}`, type: 'CATEGORICAL', options: CATEGORIES })),
+  ...Array.from({ length: 4 }, (_, v) => ({ key: `num_${v}`, type: 'NUMERIC' })),
+];
+
+/** One prediction per report R000000 …: the extracted object and the raw output it came from. */
+function predictionFiles(n: number): Record<'CSV' | 'JSONL', string> {
+  const rows = Array.from({ length: n }, (_, i) => {
+    const object: Record<string, unknown> = {};
+    for (const [v, spec] of PREDICTION_VARIABLES.entries()) object[spec.key] = spec.options ? spec.options[(i * 7 + v) % spec.options.length] : ((i * 13 + v) % 97) / 4;
+    const raw = `Reasoning: ${reportText(i).slice(0, 700)}\n\n${JSON.stringify(object)}`;
+    return { id: `R${String(i).padStart(6, '0')}`, extracted_data: object, raw_output: raw };
+  });
+  const csvEscape = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  return {
+    CSV: ['id,extracted_data,raw_output', ...rows.map((r) => [r.id, csvEscape(JSON.stringify(r.extracted_data)), csvEscape(r.raw_output)].join(','))].join('\n'),
+    JSONL: rows.map((r) => JSON.stringify(r)).join('\n'),
+  };
+}
+
+/** The slowest answer of `url` while `running` holds, asked every 10 ms. */
+function slowestAnswer(url: string, running: () => boolean): Promise<number> {
+  return (async () => {
+    let worst = 0;
+    while (running()) {
+      const t0 = process.hrtime.bigint();
+      await fetch(url);
+      worst = Math.max(worst, Number(process.hrtime.bigint() - t0) / 1e6);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return worst;
+  })();
+}
+
 /** A server process on a fresh database, with a project and a use case to import into. */
 async function startSession(): Promise<Session> {
   const server = await startServer();
@@ -95,11 +138,9 @@ async function startSession(): Promise<Session> {
   };
   const gql = (query: string, variables: Record<string, unknown>) => post(JSON.stringify({ query, variables }));
   const project = (await gql('mutation($n: String!) { createProject(input: { name: $n }) { project { id } } }', { n: 'bench' })).createProject.project.id;
+  const variables = process.argv.includes('--predictions') ? PREDICTION_VARIABLES : [{ key: 'diagnosis', type: 'FREE_TEXT' }];
   const useCase = (
-    await gql(
-      `mutation($p: ID!) { createUseCase(input: { projectId: $p, name: "bench", variables: [{ key: "diagnosis", type: FREE_TEXT }] }) { useCase { id } } }`,
-      { p: project },
-    )
+    await gql('mutation($i: CreateUseCaseInput!) { createUseCase(input: $i) { useCase { id } } }', { i: { projectId: project, name: 'bench', variables } })
   ).createUseCase.useCase.id;
   return { server, post, gql, useCase };
 }
@@ -111,17 +152,20 @@ async function main(): Promise<void> {
   const fresh = process.argv.includes('--fresh');
   let session = await startSession();
   try {
-    const content = files(reports);
+    const predictions = process.argv.includes('--predictions');
+    const content: Partial<Record<'CSV' | 'JSON' | 'JSONL', string>> = predictions ? predictionFiles(reports) : files(reports);
+    const formats = Object.keys(content) as ('CSV' | 'JSON' | 'JSONL')[];
     const sizes = Object.fromEntries(Object.entries(content).map(([k, v]) => [k, (Buffer.byteLength(v) / 1e6).toFixed(1)]));
-    process.stdout.write(`reports: ${reports}, file sizes (MB): ${JSON.stringify(sizes)}\n`);
+    process.stdout.write(`${predictions ? 'predictions' : 'reports'}: ${reports}, file sizes (MB): ${JSON.stringify(sizes)}\n`);
     const modes = (process.argv.includes('--upload-only') ? ['upload'] : process.argv.includes('--json-only') ? ['json'] : ['json', 'upload']) as ('json' | 'upload')[];
     for (const mode of modes)
-    for (const format of ['CSV', 'JSON', 'JSONL'] as const) {
+    for (const format of formats) {
       const times: number[] = [];
       const ratios: number[] = [];
+      const waits: number[] = [];
       let line = '';
       for (let r = 0; r < repeats; r++) {
-        if (fresh && (r > 0 || format !== 'CSV' || mode !== modes[0])) {
+        if (fresh && (r > 0 || format !== formats[0] || mode !== modes[0])) {
           await session.server.stop();
           session = await startSession();
         }
@@ -132,22 +176,33 @@ async function main(): Promise<void> {
             n: `${mode}-${format}-${r}`,
           })
         ).createDataset.dataset.id;
-        const query = 'mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted dataset { reportCount } } }';
+        let query: string;
+        let fields: Record<string, unknown>;
+        if (predictions) {
+          await gql('mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted } }', {
+            i: { datasetId: dataset, format: 'JSONL', content: Array.from({ length: reports }, (_, i) => JSON.stringify({ id: `R${String(i).padStart(6, '0')}`, text: `report ${i}` })).join('\n') },
+          });
+          query = 'mutation($i: ImportPredictionsInput!) { importPredictions(input: $i) { imported } }';
+          fields = { datasetId: dataset, format, modelName: `bench-${r}`, strategy: 'ZERO_SHOT', layout: 'JSON_COLUMN', rawField: 'raw_output' };
+        } else {
+          query = 'mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted dataset { reportCount } } }';
+          fields = { datasetId: dataset, format, idField: 'id', textField: 'text' };
+        }
         let body: string | Buffer;
         let contentType = 'application/json';
         if (mode === 'json') {
-          body = JSON.stringify({ query, variables: { i: { datasetId: dataset, format, content: content[format], idField: 'id', textField: 'text' } } });
+          body = JSON.stringify({ query, variables: { i: { ...fields, content: content[format] } } });
         } else {
           // A GraphQL multipart request: operations, map, then the file part.
           const boundary = `----reportql-bench-${r}`;
-          const operations = JSON.stringify({ query, variables: { i: { datasetId: dataset, format, file: null, idField: 'id', textField: 'text' } } });
+          const operations = JSON.stringify({ query, variables: { i: { ...fields, file: null } } });
           body = Buffer.concat([
             Buffer.from(
               `--${boundary}\r\nContent-Disposition: form-data; name="operations"\r\n\r\n${operations}\r\n` +
                 `--${boundary}\r\nContent-Disposition: form-data; name="map"\r\n\r\n{"0":["variables.i.file"]}\r\n` +
-                `--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="reports.${format.toLowerCase()}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+                `--${boundary}\r\nContent-Disposition: form-data; name="0"; filename="import.${format.toLowerCase()}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
             ),
-            Buffer.from(content[format]),
+            Buffer.from(content[format]!),
             Buffer.from(`\r\n--${boundary}--\r\n`),
           ]);
           contentType = `multipart/form-data; boundary=${boundary}`;
@@ -158,21 +213,27 @@ async function main(): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 1500));
         writeFileSync(`/proc/${server.pid}/clear_refs`, '5');
         const before = memory(server.pid);
+        let importing = true;
+        const slowest = slowestAnswer(`http://127.0.0.1:${server.port}/livez`, () => importing);
         const started = process.hrtime.bigint();
-        const result = await post(body, contentType);
+        const result = await post(body, contentType).finally(() => {
+          importing = false;
+        });
         times.push(Number(process.hrtime.bigint() - started) / 1e9);
+        waits.push(await slowest);
         const after = memory(server.pid);
         const ratio = (after.peak - before.rss) / bodyBytes;
         ratios.push(ratio);
-        line += ` [body ${(bodyBytes / 1e6).toFixed(1)} MB, RSS before ${(before.rss / 1e6).toFixed(0)} MB, peak ${(after.peak / 1e6).toFixed(0)} MB, growth ${ratio.toFixed(1)}× body]`;
-        if (result.importReports.inserted !== reports || result.importReports.dataset.reportCount !== reports) {
-          throw new Error(`expected ${reports} reports, got ${JSON.stringify(result)}`);
+        line += ` [body ${(bodyBytes / 1e6).toFixed(1)} MB, RSS before ${(before.rss / 1e6).toFixed(0)} MB, peak ${(after.peak / 1e6).toFixed(0)} MB, growth ${ratio.toFixed(1)}× body, slowest /livez ${waits[waits.length - 1]!.toFixed(0)} ms]`;
+        const count = predictions ? result.importPredictions.imported : result.importReports.inserted;
+        if (count !== reports || (!predictions && result.importReports.dataset.reportCount !== reports)) {
+          throw new Error(`expected ${reports} rows, got ${JSON.stringify(result)}`);
         }
       }
       const sorted = [...times].sort((a, b) => a - b);
       const sortedRatios = [...ratios].sort((a, b) => a - b);
       process.stdout.write(
-        `${format} (${mode === 'json' ? 'JSON body, content' : 'multipart upload, file'}): median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} s (runs ${times.map((t) => t.toFixed(2)).join(', ')}); peak memory growth median ${sortedRatios[Math.floor(sortedRatios.length / 2)]!.toFixed(1)}× the body;${line}\n`,
+        `${format} (${mode === 'json' ? 'JSON body, content' : 'multipart upload, file'}): median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(2)} s (runs ${times.map((t) => t.toFixed(2)).join(', ')}); peak memory growth median ${sortedRatios[Math.floor(sortedRatios.length / 2)]!.toFixed(1)}× the body; slowest /livez median ${[...waits].sort((a, b) => a - b)[Math.floor(waits.length / 2)]!.toFixed(0)} ms;${line}\n`,
       );
     }
   } finally {

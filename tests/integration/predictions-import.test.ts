@@ -9,6 +9,7 @@ import {
   failure,
   IMPORT_PREDICTIONS,
   importPredictions,
+  importReports,
   jsonl,
   MALFORMED_ID,
   ok,
@@ -336,6 +337,40 @@ describe('prediction imports', () => {
       'modelName',
     );
     expect(await counts()).toEqual(before);
+  });
+
+  it('reads a file of several chunks as it arrives: all rows or none, every problem listed in row order', async () => {
+    const big = await createDataset(t, useCase.id, 'Three chunks');
+    const N = 2500;
+    await importReports(t, big, jsonl(Array.from({ length: N }, (_, i) => ({ id: `B${i}`, text: `report ${i}` }))));
+    const rows = Array.from({ length: N }, (_, i) => ({ id: `B${i}`, extracted_data: { grade: `G${1 + (i % 3)}` }, tokens: i % 7 }));
+    const before = await counts();
+    const importFile = (content: string, modelName: string) =>
+      t.gql(IMPORT_PREDICTIONS, { input: { datasetId: big, format: 'JSONL', layout: 'JSON_COLUMN', modelName, promptTokensField: 'tokens', content } });
+
+    // Problems in the second and third chunk, and in the first chunk after rows were checked clean.
+    const broken = rows.map((r) => ({ ...r }));
+    broken[1499] = { ...broken[1499]!, id: 'B3' };
+    broken[2399] = { ...broken[2399]!, id: 'elsewhere' };
+    broken[700] = { ...broken[700]!, tokens: -1 };
+    const rejected = failure(await importFile(jsonl(broken), 'chunked-never'), 'BAD_USER_INPUT');
+    expect(rejected.extensions?.rowErrors).toEqual([
+      { row: 701, field: 'tokens', reason: 'tokens must be a whole number from 0 to 2147483647' },
+      { row: 1500, line: 1500, field: 'id', reason: "duplicate external id 'B3' (also in row 4)" },
+      { row: 2400, reason: 'report "elsewhere" is not in the dataset' },
+    ]);
+    expect(await counts()).toEqual(before);
+
+    const payload = await importPredictions(t, big, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'chunked', promptTokensField: 'tokens', content: jsonl(rows) });
+    expect(payload).toMatchObject({ imported: N, missingReports: 0, run: { status: 'SUCCEEDED' } });
+    const [stored] = (await t.dataSource.query(
+      `SELECT count(*)::int AS n, count(DISTINCT p.report_id)::int AS reports, sum(p.prompt_tokens)::int AS tokens, max(r.prompt_tokens)::int AS run_tokens,
+              max(r.succeeded_count)::int AS succeeded, max(r.config->'imported'->>'rows') AS config_rows
+       FROM predictions p JOIN runs r ON r.id = p.run_id WHERE r.id = $1`,
+      [rowId(payload.run.id)],
+    )) as [{ n: number; reports: number; tokens: number; run_tokens: number; succeeded: number; config_rows: string }];
+    const tokens = rows.reduce((sum, r) => sum + r.tokens, 0);
+    expect(stored).toEqual({ n: N, reports: N, tokens, run_tokens: tokens, succeeded: N, config_rows: String(N) });
   });
 
   it('checks the prompt: another use case or project is NOT_FOUND, a malformed id BAD_USER_INPUT', async () => {

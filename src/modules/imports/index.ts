@@ -38,6 +38,7 @@ export {
   MEDICAL_RECORD_LLM_COLUMNS,
   MEDICAL_RECORD_LLM_ID_FIELDS,
   parsePredictions,
+  PredictionReader,
   readExtractedObject,
   type JsonColumnLayoutOptions,
   type MedicalRecordLlmLayoutOptions,

@@ -1,14 +1,6 @@
 import type { RowError } from './import-errors';
 import { resolveVariableColumns } from './parse-annotations';
-import {
-  anyRecordHas,
-  collectColumns,
-  describeColumns,
-  identifiedRecords,
-  recordError,
-  setOwn,
-  type ParsedRecord,
-} from './parse-records';
+import { collectColumns, describeColumns, DuplicateIdTracker, readExternalId, recordError, setOwn, type ParsedRecord } from './parse-records';
 import { parsePythonLiteral, PythonLiteralError } from './python-literal';
 
 export type PredictionLayout = 'RAW_OUTPUT' | 'JSON_COLUMN' | 'WIDE' | 'MEDICAL_RECORD_LLM_CSV';
@@ -180,134 +172,227 @@ function readSamples(value: unknown): { samples?: unknown[]; warning?: string } 
   return { samples: parsed };
 }
 
+/** Reads one record's prediction fields; null when the row is rejected (its error pushed). */
+type RowReader = (rec: ParsedRecord) => Omit<ParsedPrediction, 'externalId' | 'row'> | null;
+
 /**
- * Turns records into predictions for an imported run. Missing or repeated ids are row errors;
- * an unreadable extracted object is not: it becomes `object: null` with a `parseError`, so it
- * scores as OUT_OF_FORMAT like any model output that is not an object.
+ * Turns records into predictions for an imported run, one record at a time, so that a file is
+ * read as it arrives. Missing or repeated ids are row errors; an unreadable extracted object is
+ * not: it becomes `object: null` with a `parseError`, so it scores as OUT_OF_FORMAT like any
+ * model output that is not an object.
  *
- * Columns the layout needs that no record has are one file-level error (row 0).
+ * Columns the layout needs that no record has are one file-level error (row 0), known only at
+ * {@link PredictionReader.finish}; such an error replaces the row errors. The framework layout
+ * without an `idField` takes the first of {@link MEDICAL_RECORD_LLM_ID_FIELDS} among the file's
+ * columns: `columns` when given (a file read whole), else the first record's (a CSV record has
+ * every column of the header); when a later record shows that another id column ranks higher,
+ * finish reports it as a file-level error asking for `idField`.
  */
-export function parsePredictions(rows: readonly ParsedRecord[], options: ParsePredictionsOptions): ParsePredictionsResult {
-  const errors: RowError[] = [];
-  const warnings: RowError[] = [];
-  const columns = collectColumns(rows);
-  const requireColumn = (field: string, role: string): void => {
-    if (rows.length > 0 && !anyRecordHas(rows, field)) {
-      errors.push({ row: 0, field, reason: `${role} '${field}' not found; the file has ${describeColumns(columns)}` });
-    }
-  };
+export class PredictionReader {
+  private readonly errors: RowError[] = [];
+  private readonly warnings: RowError[] = [];
+  private readonly seen = new Set<string>();
+  private readonly ids = new DuplicateIdTracker();
+  /** File-level errors known before any record: the file fails whatever its records hold. */
+  private readonly upfront: RowError[] = [];
+  /** WIDE: a column map naming unknown variables (file-level, known before any record). */
+  private wideErrors: RowError[] = [];
+  private readRow!: RowReader;
+  private idField: string | undefined;
+  private records = 0;
 
-  let idField: string;
-  /** null: the row was rejected (its error pushed). */
-  let readRow: (rec: ParsedRecord) => Omit<ParsedPrediction, 'externalId' | 'row'> | null;
-
-  switch (options.layout) {
-    case 'RAW_OUTPUT': {
-      idField = options.idField;
-      requireColumn(options.idField, 'id field');
-      requireColumn(options.rawField, 'raw output field');
-      if (options.reasoningField !== undefined) requireColumn(options.reasoningField, 'reasoning field');
-      const { rawField, reasoningField, finishReasonField } = options;
-      readRow = (rec) => {
-        const raw = rec.record[rawField];
-        if (raw !== undefined && raw !== null && typeof raw !== 'string') {
-          errors.push(recordError(rec, `${rawField} must be a string`, rawField));
-          return null;
-        }
-        const finishReason = finishReasonField === undefined ? undefined : rec.record[finishReasonField];
-        return {
-          object: null,
-          parseError: null,
-          raw: raw ?? null,
-          reasoning: reasoningField === undefined ? null : textOrNull(rec.record[reasoningField]),
-          ...(typeof finishReason === 'string' ? { finishReason } : {}),
+  constructor(
+    private readonly options: ParsePredictionsOptions,
+    private readonly columns?: readonly string[],
+  ) {
+    switch (options.layout) {
+      case 'RAW_OUTPUT': {
+        this.idField = options.idField;
+        const { rawField, reasoningField, finishReasonField } = options;
+        this.readRow = (rec) => {
+          const raw = rec.record[rawField];
+          if (raw !== undefined && raw !== null && typeof raw !== 'string') {
+            this.errors.push(recordError(rec, `${rawField} must be a string`, rawField));
+            return null;
+          }
+          const finishReason = finishReasonField === undefined ? undefined : rec.record[finishReasonField];
+          return {
+            object: null,
+            parseError: null,
+            raw: raw ?? null,
+            reasoning: reasoningField === undefined ? null : textOrNull(rec.record[reasoningField]),
+            ...(typeof finishReason === 'string' ? { finishReason } : {}),
+          };
         };
-      };
-      break;
-    }
-    case 'JSON_COLUMN': {
-      idField = options.idField;
-      requireColumn(options.idField, 'id field');
-      requireColumn(options.objectField, 'object field');
-      if (options.rawField !== undefined) requireColumn(options.rawField, 'raw output field');
-      if (options.reasoningField !== undefined) requireColumn(options.reasoningField, 'reasoning field');
-      const { objectField, rawField, reasoningField } = options;
-      readRow = (rec) => ({
-        ...readExtractedObject(rec.record[objectField]),
-        raw: rawField === undefined ? null : textOrNull(rec.record[rawField]),
-        reasoning: reasoningField === undefined ? null : readReasoning(rec.record[reasoningField], false),
-      });
-      break;
-    }
-    case 'WIDE': {
-      idField = options.idField;
-      requireColumn(options.idField, 'id field');
-      const resolved = resolveVariableColumns(options.idField, options.variableKeys, options.columnMap);
-      errors.push(...resolved.errors);
-      if (rows.length > 0 && resolved.errors.length === 0 && ![...resolved.columns.values()].some((c) => columns.includes(c))) {
-        errors.push({
-          row: 0,
-          reason: `none of the variable columns (${describeColumns([...resolved.columns.values()])}) is in the file; the file has ${describeColumns(columns)}`,
-        });
+        break;
       }
-      if (options.rawField !== undefined) requireColumn(options.rawField, 'raw output field');
-      if (options.reasoningField !== undefined) requireColumn(options.reasoningField, 'reasoning field');
-      const { rawField, reasoningField } = options;
-      readRow = (rec) => {
-        const object: Record<string, unknown> = {};
-        for (const [key, column] of resolved.columns) {
-          if (Object.prototype.hasOwnProperty.call(rec.record, column)) setOwn(object, key, rec.record[column]);
-        }
-        return {
-          object,
-          parseError: null,
+      case 'JSON_COLUMN': {
+        this.idField = options.idField;
+        const { objectField, rawField, reasoningField } = options;
+        this.readRow = (rec) => ({
+          ...readExtractedObject(rec.record[objectField]),
           raw: rawField === undefined ? null : textOrNull(rec.record[rawField]),
           reasoning: reasoningField === undefined ? null : readReasoning(rec.record[reasoningField], false),
+        });
+        break;
+      }
+      case 'WIDE': {
+        this.idField = options.idField;
+        const resolved = resolveVariableColumns(options.idField, options.variableKeys, options.columnMap);
+        this.wideErrors = resolved.errors;
+        const { rawField, reasoningField } = options;
+        this.readRow = (rec) => {
+          const object: Record<string, unknown> = {};
+          for (const [key, column] of resolved.columns) {
+            if (Object.prototype.hasOwnProperty.call(rec.record, column)) setOwn(object, key, rec.record[column]);
+          }
+          return {
+            object,
+            parseError: null,
+            raw: rawField === undefined ? null : textOrNull(rec.record[rawField]),
+            reasoning: reasoningField === undefined ? null : readReasoning(rec.record[reasoningField], false),
+          };
         };
-      };
-      break;
+        this.wideColumns = [...resolved.columns.values()];
+        break;
+      }
+      case 'MEDICAL_RECORD_LLM_CSV': {
+        this.idField = options.idField ?? (columns ? frameworkIdField(columns) : undefined);
+        const c = MEDICAL_RECORD_LLM_COLUMNS;
+        this.readRow = (rec) => {
+          const row: Omit<ParsedPrediction, 'externalId' | 'row'> = {
+            ...readExtractedObject(rec.record[c.extracted]),
+            raw: textOrNull(rec.record[c.raw]),
+            reasoning: readReasoning(rec.record[c.reasoning], true),
+          };
+          const { samples, warning } = readSamples(rec.record[c.candidates]);
+          if (samples !== undefined) row.samples = samples;
+          if (warning !== undefined) this.warnings.push(recordError(rec, warning, c.candidates));
+          return row;
+        };
+        break;
+      }
+      default: {
+        const never: never = options;
+        this.upfront.push({ row: 0, reason: `unknown layout ${String((never as { layout: unknown }).layout)}` });
+        this.readRow = () => null;
+      }
     }
-    case 'MEDICAL_RECORD_LLM_CSV': {
-      const named = options.idField;
-      const found = named ?? MEDICAL_RECORD_LLM_ID_FIELDS.find((f) => columns.includes(f));
-      if (found === undefined) {
-        if (rows.length > 0) {
+  }
+
+  /** WIDE: the file columns that hold variables. */
+  private wideColumns: string[] = [];
+
+  /** Whether a row error has been found (file-level errors are only known at finish). */
+  get failed(): boolean {
+    return this.errors.length > 0 || this.upfront.length > 0 || this.wideErrors.length > 0;
+  }
+
+  /** The record's prediction, or null when the record is rejected (its error kept for finish). */
+  add(rec: ParsedRecord): ParsedPrediction | null {
+    this.records += 1;
+    for (const key of Object.keys(rec.record)) this.seen.add(key);
+    if (this.upfront.length > 0 || this.wideErrors.length > 0) return null;
+    if (this.idField === undefined) {
+      // The framework layout without idField, read as it arrives: the first record decides.
+      this.idField = frameworkIdField(Object.keys(rec.record));
+      if (this.idField === undefined) return null;
+    }
+    const idResult = readExternalId(rec.record, this.idField);
+    if (!idResult.ok) {
+      this.errors.push(recordError(rec, idResult.reason, this.idField));
+      return null;
+    }
+    const duplicate = this.ids.check(idResult.id, rec.row, rec.line, this.idField);
+    if (duplicate) {
+      this.errors.push(duplicate);
+      return null;
+    }
+    const row = this.readRow(rec);
+    return row === null ? null : { externalId: idResult.id, row: rec.row, ...row };
+  }
+
+  /**
+   * Every problem of the file: the file-level ones alone when there are any (row 0, in the
+   * order the layout's columns are checked, and then no warnings), else the row errors in the
+   * order found.
+   */
+  finish(): { errors: RowError[]; warnings: RowError[]; fileLevel: boolean } {
+    const fileLevel = this.upfront.length > 0 ? this.upfront : this.fileErrors();
+    return fileLevel.length > 0 ? { errors: fileLevel, warnings: [], fileLevel: true } : { errors: this.errors, warnings: this.warnings, fileLevel: false };
+  }
+
+  private fileErrors(): RowError[] {
+    const columns = this.columns ?? [...this.seen];
+    const errors: RowError[] = [];
+    const requireColumn = (field: string, role: string): void => {
+      if (this.records > 0 && !this.seen.has(field)) {
+        errors.push({ row: 0, field, reason: `${role} '${field}' not found; the file has ${describeColumns(columns)}` });
+      }
+    };
+    const o = this.options;
+    switch (o.layout) {
+      case 'RAW_OUTPUT':
+        requireColumn(o.idField, 'id field');
+        requireColumn(o.rawField, 'raw output field');
+        if (o.reasoningField !== undefined) requireColumn(o.reasoningField, 'reasoning field');
+        break;
+      case 'JSON_COLUMN':
+        requireColumn(o.idField, 'id field');
+        requireColumn(o.objectField, 'object field');
+        if (o.rawField !== undefined) requireColumn(o.rawField, 'raw output field');
+        if (o.reasoningField !== undefined) requireColumn(o.reasoningField, 'reasoning field');
+        break;
+      case 'WIDE':
+        requireColumn(o.idField, 'id field');
+        errors.push(...this.wideErrors);
+        if (this.records > 0 && this.wideErrors.length === 0 && !this.wideColumns.some((c) => this.seen.has(c))) {
           errors.push({
             row: 0,
-            reason: `no id column: name one, or use one of ${describeColumns(MEDICAL_RECORD_LLM_ID_FIELDS)}; the file has ${describeColumns(columns)}`,
+            reason: `none of the variable columns (${describeColumns(this.wideColumns)}) is in the file; the file has ${describeColumns(columns)}`,
           });
         }
-        idField = MEDICAL_RECORD_LLM_ID_FIELDS[0];
-      } else {
-        idField = found;
-        requireColumn(found, 'id field');
+        if (o.rawField !== undefined) requireColumn(o.rawField, 'raw output field');
+        if (o.reasoningField !== undefined) requireColumn(o.reasoningField, 'reasoning field');
+        break;
+      case 'MEDICAL_RECORD_LLM_CSV': {
+        const best = o.idField ?? frameworkIdField(columns);
+        if (best === undefined) {
+          if (this.records > 0) {
+            errors.push({
+              row: 0,
+              reason: `no id column: name one, or use one of ${describeColumns(MEDICAL_RECORD_LLM_ID_FIELDS)}; the file has ${describeColumns(columns)}`,
+            });
+          }
+        } else if (this.idField !== undefined && best !== this.idField) {
+          errors.push({
+            row: 0,
+            reason: `the first record's id column is '${this.idField}' but later records have '${best}': name the id column (idField)`,
+          });
+        } else {
+          requireColumn(best, 'id field');
+        }
+        requireColumn(MEDICAL_RECORD_LLM_COLUMNS.extracted, 'framework column');
+        break;
       }
-      const c = MEDICAL_RECORD_LLM_COLUMNS;
-      requireColumn(c.extracted, 'framework column');
-      readRow = (rec) => {
-        const row: Omit<ParsedPrediction, 'externalId' | 'row'> = {
-          ...readExtractedObject(rec.record[c.extracted]),
-          raw: textOrNull(rec.record[c.raw]),
-          reasoning: readReasoning(rec.record[c.reasoning], true),
-        };
-        const { samples, warning } = readSamples(rec.record[c.candidates]);
-        if (samples !== undefined) row.samples = samples;
-        if (warning !== undefined) warnings.push(recordError(rec, warning, c.candidates));
-        return row;
-      };
-      break;
     }
-    default: {
-      const never: never = options;
-      return { predictions: [], errors: [{ row: 0, reason: `unknown layout ${String((never as { layout: unknown }).layout)}` }], warnings };
-    }
+    return errors;
   }
-  if (errors.length > 0) return { predictions: [], errors, warnings };
+}
 
+/** The framework layout's id column among `columns`: the first of MEDICAL_RECORD_LLM_ID_FIELDS present. */
+function frameworkIdField(columns: readonly string[]): string | undefined {
+  return MEDICAL_RECORD_LLM_ID_FIELDS.find((f) => columns.includes(f));
+}
+
+/** All predictions of records read whole: {@link PredictionReader} over `rows`. */
+export function parsePredictions(rows: readonly ParsedRecord[], options: ParsePredictionsOptions): ParsePredictionsResult {
+  const reader = new PredictionReader(options, collectColumns(rows));
   const predictions: ParsedPrediction[] = [];
-  for (const { rec, id } of identifiedRecords(rows, idField, errors)) {
-    const row = readRow(rec);
-    if (row !== null) predictions.push({ externalId: id, row: rec.row, ...row });
+  for (const rec of rows) {
+    const prediction = reader.add(rec);
+    if (prediction !== null) predictions.push(prediction);
   }
-  return { predictions, errors, warnings };
+  const { errors, warnings, fileLevel } = reader.finish();
+  return { predictions: fileLevel ? [] : predictions, errors, warnings };
 }

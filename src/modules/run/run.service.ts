@@ -10,12 +10,12 @@ import type { DatasetService } from '../dataset/dataset.service';
 import { Model } from '../endpoint/model.entity';
 import type { RowError } from '../imports/import-errors';
 import { importFailure } from '../imports/import.types';
-import { parsePredictions, type ParsedPrediction, type ParsePredictionsOptions } from '../imports/parse-predictions';
-import { parseRecords } from '../imports/parse-records';
+import { PredictionReader, type ParsedPrediction, type ParsePredictionsOptions } from '../imports/parse-predictions';
+import { readRecords } from '../imports/parse-records';
 import { findValueProblem } from '../../db/storable';
 import { withoutNul } from '../imports/text-checks';
 import type { InlineFiles } from '../imports/inline-file';
-import { importSource, importText } from '../imports/upload';
+import { importSource } from '../imports/upload';
 import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { Prompt } from '../prompt/prompt.entity';
 import { UseCase } from '../use-case/use-case.entity';
@@ -177,8 +177,13 @@ export class RunService {
    * normalised like an executed prediction, so the run scores like any other. Rows for reports
    * outside the dataset reject the file; dataset reports without a row stay without prediction
    * and score as INVALID (MISSING). NUL characters in the model output are removed (see
-   * withoutNulOutput). The use case must not change between normalisation and commit
-   * (CONFLICT otherwise; see lockUnchangedUseCase).
+   * withoutNulOutput). The use case is locked unchanged for the transaction (CONFLICT when it
+   * changed since it was read; see lockUnchangedUseCase).
+   *
+   * The file is read piece by piece: its records are checked, normalised and inserted a chunk at
+   * a time inside the transaction, so neither the file nor its predictions are ever held whole.
+   * After the first problem nothing more is written, the rest is still read to list every
+   * problem (in row order), and the transaction is rolled back.
    */
   async importPredictions(principal: Principal, datasetId: string, promptId: string | null, input: ImportPredictionsInput, inline?: InlineFiles) {
     const dataset = await this.datasets.get(principal, datasetId, Role.EDITOR);
@@ -191,43 +196,16 @@ export class RunService {
     }
     const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
     const specs = variables.map((v) => toSpec(v, useCase));
+    const source = await importSource(input, inline);
 
-    const content = await importText(await importSource(input, inline));
-    const records = parseRecords(content, input.format, input.delimiter ? { delimiter: input.delimiter } : {});
-    const errors: RowError[] = [...records.errors];
-    const parsed = this.readPredictions(records.rows, input, variables.map((v) => v.key), errors);
-
-    const usageOf = this.usageReader(records.rows, input, errors);
-    const reportIds = new Map<string, string>(
-      ((await this.dataSource.query('SELECT id, external_id FROM reports WHERE dataset_id = $1', [dataset.id])) as { id: string; external_id: string }[]).map(
-        (r) => [r.external_id, r.id],
-      ),
-    );
-    const rows: ImportedRow[] = [];
-    for (const p of parsed) {
-      const reportId = reportIds.get(p.externalId);
-      if (!reportId) {
-        errors.push({ row: p.row, reason: `report "${p.externalId}" is not in the dataset` });
-        continue;
-      }
-      const output = this.normalise(withoutNulOutput(p), specs);
-      // Parsing the raw output decodes its JSON escapes: a "\u0000" there is a NUL only now.
-      output.parsed = withoutNul(output.parsed);
-      output.cells = withoutNul(output.cells);
-      const problem = findValueProblem(output, { nul: false });
-      if (problem) {
-        errors.push({ row: p.row, reason: `the model output ${problem.reason}` });
-        continue;
-      }
-      rows.push({ reportId, ...output, ...usageOf(p.row) });
-    }
-    if (errors.length > 0) throw importFailure(errors.sort((a, b) => a.row - b.row));
-    if (rows.length === 0) throw importFailure([{ row: 0, reason: 'the file holds no predictions' }]);
-
-    const run = await this.dataSource.transaction(async (manager) => {
+    return this.dataSource.transaction(async (manager) => {
       await lockUnchangedUseCase(manager, { useCaseId: useCase.id, updatedAt: useCase.updatedAt, variableIds: variables.map((v) => v.id) });
       const model = await this.importedModel(manager, dataset.projectId, modelName);
+      const [{ count: totalReports }] = (await manager.query('SELECT count(*)::int AS count FROM reports WHERE dataset_id = $1', [dataset.id])) as [
+        { count: number },
+      ];
       const now = new Date();
+      // Written with its totals once every row is in (the transaction shows none of it before).
       const run = await manager.getRepository(Run).save(
         manager.getRepository(Run).create({
           projectId: dataset.projectId,
@@ -238,51 +216,114 @@ export class RunService {
           experimentId: null,
           name: input.name?.trim() || `${modelName} · ${input.strategy} (imported)`,
           strategy: input.strategy,
-          config: { ...(input.config ?? {}), imported: { layout: input.layout, format: input.format, rows: rows.length } },
-          status: rows.length === reportIds.size ? RunStatus.SUCCEEDED : RunStatus.PARTIAL,
+          config: { ...(input.config ?? {}) },
+          status: RunStatus.SUCCEEDED,
           source: RunSource.IMPORTED,
-          totalReports: reportIds.size,
-          succeededCount: rows.length,
+          totalReports,
+          succeededCount: 0,
           failedCount: 0,
-          promptTokens: rows.reduce((sum, r) => sum + (r.promptTokens ?? 0), 0),
-          completionTokens: rows.reduce((sum, r) => sum + (r.completionTokens ?? 0), 0),
-          latencyMsSum: rows.reduce((sum, r) => sum + (r.latencyMs ?? 0), 0),
+          promptTokens: 0,
+          completionTokens: 0,
+          latencyMsSum: 0,
           startedAt: now,
           finishedAt: now,
           error: null,
         }),
       );
-      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-        const chunk = rows.slice(i, i + INSERT_CHUNK);
-        await manager.query(
-          `INSERT INTO predictions (project_id, run_id, report_id, report_ordinal, status, "values", cells, parsed, raw, reasoning, samples, finish_reason, attempts,
-                                    prompt_tokens, completion_tokens, latency_ms)
-           SELECT $1, $2, u.report_id, r.ordinal, $3, u.values::jsonb, u.cells::jsonb, u.parsed::jsonb, u.raw, u.reasoning, u.samples::jsonb, u.finish_reason, 1,
-                  u.prompt_tokens, u.completion_tokens, u.latency_ms
-           FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::int[], $14::int[])
-             AS u(report_id, values, cells, parsed, raw, reasoning, samples, finish_reason, prompt_tokens, completion_tokens, latency_ms)
-           JOIN reports r ON r.id = u.report_id`,
-          [
-            dataset.projectId,
-            run.id,
-            PredictionStatus.SUCCEEDED,
-            chunk.map((r) => r.reportId),
-            chunk.map((r) => JSON.stringify(valuesOf(r.cells))),
-            chunk.map((r) => JSON.stringify(r.cells)),
-            chunk.map((r) => (r.parsed ? JSON.stringify(r.parsed) : null)),
-            chunk.map((r) => r.raw),
-            chunk.map((r) => r.reasoning),
-            chunk.map((r) => (r.samples ? JSON.stringify(r.samples) : null)),
-            chunk.map((r) => r.finishReason),
-            chunk.map((r) => r.promptTokens),
-            chunk.map((r) => r.completionTokens),
-            chunk.map((r) => r.latencyMs),
-          ],
+      const reader = new PredictionReader(this.predictionOptions(input, variables.map((v) => v.key)));
+      const usageOf = this.usageReader(input);
+      const errors: RowError[] = [];
+      const totals = { rows: 0, promptTokens: 0, completionTokens: 0, latencyMs: 0 };
+      const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, INSERT_CHUNK, async (records, clean) => {
+        const predictions: { p: ParsedPrediction; record: Record<string, unknown> }[] = [];
+        for (const rec of records) {
+          const p = reader.add(rec);
+          if (p) predictions.push({ p, record: rec.record });
+        }
+        if (predictions.length === 0) return;
+        // Only the chunk's ids are looked up: a dataset may hold far more reports than the file.
+        const reportIds = new Map<string, string>(
+          (
+            (await manager.query('SELECT id, external_id FROM reports WHERE dataset_id = $1 AND external_id = ANY($2::text[])', [
+              dataset.id,
+              predictions.map(({ p }) => p.externalId),
+            ])) as { id: string; external_id: string }[]
+          ).map((r) => [r.external_id, r.id]),
         );
-      }
-      return run;
+        const rows: ImportedRow[] = [];
+        for (const { p, record } of predictions) {
+          const reportId = reportIds.get(p.externalId);
+          if (!reportId) {
+            errors.push({ row: p.row, reason: `report "${p.externalId}" is not in the dataset` });
+            continue;
+          }
+          const output = this.normalise(withoutNulOutput(p), specs);
+          // Parsing the raw output decodes its JSON escapes: a "\u0000" there is a NUL only now.
+          output.parsed = withoutNul(output.parsed);
+          output.cells = withoutNul(output.cells);
+          const problem = findValueProblem(output, { nul: false });
+          if (problem) {
+            errors.push({ row: p.row, reason: `the model output ${problem.reason}` });
+            continue;
+          }
+          rows.push({ reportId, ...output, ...usageOf(p.row, record, errors) });
+        }
+        // After a problem nothing more is written; the rest is still checked.
+        if (!clean || reader.failed || errors.length > 0 || rows.length === 0) return;
+        await this.insertPredictions(manager, dataset.projectId, run.id, rows);
+        totals.rows += rows.length;
+        for (const r of rows) {
+          totals.promptTokens += r.promptTokens ?? 0;
+          totals.completionTokens += r.completionTokens ?? 0;
+          totals.latencyMs += r.latencyMs ?? 0;
+        }
+      });
+      // Throwing rolls the transaction back: whatever was inserted is gone.
+      const found = read.rejected ? { errors: [], fileLevel: false } : reader.finish();
+      const all: RowError[] = [...read.errors, ...found.errors, ...(found.fileLevel ? [] : errors)];
+      if (!read.showLines) for (const error of all) delete error.line;
+      if (all.length > 0) throw importFailure(all.sort((a, b) => a.row - b.row));
+      if (totals.rows === 0) throw importFailure([{ row: 0, reason: 'the file holds no predictions' }]);
+      await manager.getRepository(Run).update(run.id, {
+        config: { ...(input.config ?? {}), imported: { layout: input.layout, format: input.format, rows: totals.rows } },
+        status: totals.rows === totalReports ? RunStatus.SUCCEEDED : RunStatus.PARTIAL,
+        succeededCount: totals.rows,
+        promptTokens: totals.promptTokens,
+        completionTokens: totals.completionTokens,
+        latencyMsSum: totals.latencyMs,
+      });
+      const saved = await manager.getRepository(Run).findOneByOrFail({ id: run.id });
+      return { run: saved, imported: totals.rows, missingReports: totalReports - totals.rows };
     });
-    return { run, imported: rows.length, missingReports: reportIds.size - rows.length };
+  }
+
+  /** One chunk of an import's predictions, through unnest(). */
+  private async insertPredictions(manager: EntityManager, projectId: string, runId: string, chunk: ImportedRow[]): Promise<void> {
+    await manager.query(
+      `INSERT INTO predictions (project_id, run_id, report_id, report_ordinal, status, "values", cells, parsed, raw, reasoning, samples, finish_reason, attempts,
+                                prompt_tokens, completion_tokens, latency_ms)
+       SELECT $1, $2, u.report_id, r.ordinal, $3, u.values::jsonb, u.cells::jsonb, u.parsed::jsonb, u.raw, u.reasoning, u.samples::jsonb, u.finish_reason, 1,
+              u.prompt_tokens, u.completion_tokens, u.latency_ms
+       FROM unnest($4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int[], $13::int[], $14::int[])
+         AS u(report_id, values, cells, parsed, raw, reasoning, samples, finish_reason, prompt_tokens, completion_tokens, latency_ms)
+       JOIN reports r ON r.id = u.report_id`,
+      [
+        projectId,
+        runId,
+        PredictionStatus.SUCCEEDED,
+        chunk.map((r) => r.reportId),
+        chunk.map((r) => JSON.stringify(valuesOf(r.cells))),
+        chunk.map((r) => JSON.stringify(r.cells)),
+        chunk.map((r) => (r.parsed ? JSON.stringify(r.parsed) : null)),
+        chunk.map((r) => r.raw),
+        chunk.map((r) => r.reasoning),
+        chunk.map((r) => (r.samples ? JSON.stringify(r.samples) : null)),
+        chunk.map((r) => r.finishReason),
+        chunk.map((r) => r.promptTokens),
+        chunk.map((r) => r.completionTokens),
+        chunk.map((r) => r.latencyMs),
+      ],
+    );
   }
 
   /**
@@ -314,18 +355,16 @@ export class RunService {
    * The usage columns of an import (tokens, latency), read per row; a value that is not a
    * number in range is a row error. Absent fields give nulls.
    */
-  private usageReader(rows: ReturnType<typeof parseRecords>['rows'], input: ImportPredictionsInput, errors: RowError[]): (row: number) => ImportedUsage {
-    const byRow = new Map(rows.map((r) => [r.row, r.record]));
+  private usageReader(input: ImportPredictionsInput): (row: number, record: Record<string, unknown>, errors: RowError[]) => ImportedUsage {
     const fields = [
       ['promptTokens', input.promptTokensField, true],
       ['completionTokens', input.completionTokensField, true],
       ['latencyMs', input.latencyMsField, false],
     ] as const;
-    return (row) => {
+    return (row, record, errors) => {
       const usage: ImportedUsage = { promptTokens: null, completionTokens: null, latencyMs: null };
-      const record = byRow.get(row);
       for (const [key, field, whole] of fields) {
-        if (!field || !record) continue;
+        if (!field) continue;
         const raw = record[field];
         if (raw === undefined || raw === null || raw === '') continue;
         const value = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw.trim()) : Number.NaN;
@@ -339,7 +378,8 @@ export class RunService {
     };
   }
 
-  private readPredictions(rows: ReturnType<typeof parseRecords>['rows'], input: ImportPredictionsInput, keys: string[], errors: RowError[]) {
+  /** The layout options of an import's records. */
+  private predictionOptions(input: ImportPredictionsInput, keys: string[]): ParsePredictionsOptions {
     const optional = {
       ...(input.rawField ? { rawField: input.rawField } : {}),
       ...(input.reasoningField ? { reasoningField: input.reasoningField } : {}),
@@ -365,9 +405,7 @@ export class RunService {
         options = { layout: 'JSON_COLUMN', idField: input.idField ?? 'id', objectField: input.objectField ?? 'extracted_data', ...optional };
         break;
     }
-    const result = parsePredictions(rows, options);
-    errors.push(...result.errors);
-    return result.predictions;
+    return options;
   }
 
   private normalise(p: ParsedPrediction, specs: ReturnType<typeof toSpec>[]): Omit<ImportedRow, 'reportId' | keyof ImportedUsage> {

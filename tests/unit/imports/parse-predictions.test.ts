@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import expected from './fixtures/framework-expected.json';
-import { parsePredictions, parseRecords, readExtractedObject } from '../../../src/modules/imports';
+import { parsePredictions, parseRecords, PredictionReader, readExtractedObject, type ParsePredictionsOptions } from '../../../src/modules/imports';
 
 const fixture = (name: string): string => readFileSync(join(__dirname, 'fixtures', name), 'utf8');
 
@@ -174,5 +174,46 @@ describe('parsePredictions RAW_OUTPUT', () => {
     ]);
     const missing = parsePredictions(parseRecords('{"id":"A","text":"x"}', 'JSONL').rows, options);
     expect(missing.errors).toEqual([expect.objectContaining({ row: 0, field: 'raw_output' })]);
+  });
+});
+
+describe('PredictionReader (a file read as it arrives)', () => {
+  const feed = (reader: PredictionReader, rows: ReturnType<typeof parseRecords>['rows']) => rows.map((r) => reader.add(r)).filter((p) => p !== null);
+
+  it('gives what parsePredictions gives for the whole file, record by record, in every layout', () => {
+    const cases: [string, 'CSV' | 'JSONL', ParsePredictionsOptions][] = [
+      ['patientID,extracted_data,raw_output\nA,"{\'x\': 1}",r\n,"{}",\nA,"{}",\nB,not a dict,\nC,None,\n', 'CSV', { layout: 'MEDICAL_RECORD_LLM_CSV' }],
+      ['{"id":"A","o":{"x":1}}\n{"id":"B","o":"[1]"}\n{"id":"A","o":{}}\n{"o":{}}', 'JSONL', { layout: 'JSON_COLUMN', idField: 'id', objectField: 'o' }],
+      ['{"id":"A","raw":"{}"}\n{"id":"B","raw":5}\n{"id":"C"}', 'JSONL', { layout: 'RAW_OUTPUT', idField: 'id', rawField: 'raw' }],
+      ['id,grade,x\nA,G1,1\nB,,2\n', 'CSV', { layout: 'WIDE', idField: 'id', variableKeys: ['grade', 'site'] }],
+      ['{"id":"A"}', 'JSONL', { layout: 'JSON_COLUMN', idField: 'id', objectField: 'missing' }],
+    ];
+    let withErrors = 0;
+    for (const [text, format, options] of cases) {
+      const rows = parseRecords(text, format).rows;
+      const whole = parsePredictions(rows, options);
+      const reader = new PredictionReader(options);
+      const streamed = feed(reader, rows);
+      const { errors, warnings, fileLevel } = reader.finish();
+      expect({ predictions: fileLevel ? [] : streamed, errors, warnings }).toEqual(whole);
+      if (whole.errors.length > 0) withErrors += 1;
+    }
+    // Row errors and a file-level error among the cases, not only clean files.
+    expect(withErrors).toBeGreaterThanOrEqual(4);
+  });
+
+  it('framework layout without idField: a later record with a higher-ranked id column is a file-level error', () => {
+    const rows = parseRecords('{"id":"A","extracted_data":{}}\n{"patientID":"B","id":"B","extracted_data":{}}', 'JSONL').rows;
+    const reader = new PredictionReader({ layout: 'MEDICAL_RECORD_LLM_CSV' });
+    expect(feed(reader, rows).map((p) => p.externalId)).toEqual(['A', 'B']);
+    expect(reader.finish()).toEqual({
+      errors: [{ row: 0, reason: "the first record's id column is 'id' but later records have 'patientID': name the id column (idField)" }],
+      warnings: [],
+      fileLevel: true,
+    });
+    // The whole file at once sees every column and takes patientID (row 1 then has no id).
+    expect(parsePredictions(rows, { layout: 'MEDICAL_RECORD_LLM_CSV' }).errors).toEqual([
+      { row: 1, line: 1, field: 'patientID', reason: "missing id field 'patientID'" },
+    ]);
   });
 });
