@@ -14,9 +14,10 @@
  * per report (JSON_COLUMN layout: the extracted object of 16 variables and a ~1 KB raw output)
  * into a dataset of that many reports, as JSONL and as CSV. Meanwhile another client asks the
  * server's /livez every 10 ms; the slowest answer is how long the import kept other requests
- * waiting.
+ * waiting. With --annotations, importAnnotations of one annotator's values of the same 16
+ * variables for every report (a wide file, one column per variable), as JSONL and as CSV.
  *
- *   npm run build && node dist/bench/import/import-bench.js [--reports 10000] [--repeats 3] [--heap] [--json-only | --upload-only] [--predictions]
+ *   npm run build && node dist/bench/import/import-bench.js [--reports 10000] [--repeats 3] [--heap] [--json-only | --upload-only] [--predictions | --annotations]
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -109,6 +110,20 @@ function predictionFiles(n: number): Record<'CSV' | 'JSONL', string> {
   };
 }
 
+/** One annotator's values of the 16 variables for every report R000000 …, one column per variable. */
+function annotationFiles(n: number): Record<'CSV' | 'JSONL', string> {
+  const rows = Array.from({ length: n }, (_, i) => {
+    const row: Record<string, unknown> = { id: `R${String(i).padStart(6, '0')}` };
+    for (const [v, spec] of PREDICTION_VARIABLES.entries()) row[spec.key] = spec.options ? spec.options[(i * 5 + v) % spec.options.length] : ((i * 11 + v) % 97) / 4;
+    return row;
+  });
+  const keys = ['id', ...PREDICTION_VARIABLES.map((v) => v.key)];
+  return {
+    CSV: [keys.join(','), ...rows.map((r) => keys.map((k) => String(r[k])).join(','))].join('\n'),
+    JSONL: rows.map((r) => JSON.stringify(r)).join('\n'),
+  };
+}
+
 /** The slowest answer of `url` while `running` holds, asked every 10 ms. */
 function slowestAnswer(url: string, running: () => boolean): Promise<number> {
   return (async () => {
@@ -138,11 +153,16 @@ async function startSession(): Promise<Session> {
   };
   const gql = (query: string, variables: Record<string, unknown>) => post(JSON.stringify({ query, variables }));
   const project = (await gql('mutation($n: String!) { createProject(input: { name: $n }) { project { id } } }', { n: 'bench' })).createProject.project.id;
-  const variables = process.argv.includes('--predictions') ? PREDICTION_VARIABLES : [{ key: 'diagnosis', type: 'FREE_TEXT' }];
+  const variables = kind() !== 'reports' ? PREDICTION_VARIABLES : [{ key: 'diagnosis', type: 'FREE_TEXT' }];
   const useCase = (
     await gql('mutation($i: CreateUseCaseInput!) { createUseCase(input: $i) { useCase { id } } }', { i: { projectId: project, name: 'bench', variables } })
   ).createUseCase.useCase.id;
   return { server, post, gql, useCase };
+}
+
+/** What the benchmark imports. */
+function kind(): 'reports' | 'predictions' | 'annotations' {
+  return process.argv.includes('--predictions') ? 'predictions' : process.argv.includes('--annotations') ? 'annotations' : 'reports';
 }
 
 async function main(): Promise<void> {
@@ -152,11 +172,12 @@ async function main(): Promise<void> {
   const fresh = process.argv.includes('--fresh');
   let session = await startSession();
   try {
-    const predictions = process.argv.includes('--predictions');
-    const content: Partial<Record<'CSV' | 'JSON' | 'JSONL', string>> = predictions ? predictionFiles(reports) : files(reports);
+    const what = kind();
+    const content: Partial<Record<'CSV' | 'JSON' | 'JSONL', string>> =
+      what === 'predictions' ? predictionFiles(reports) : what === 'annotations' ? annotationFiles(reports) : files(reports);
     const formats = Object.keys(content) as ('CSV' | 'JSON' | 'JSONL')[];
     const sizes = Object.fromEntries(Object.entries(content).map(([k, v]) => [k, (Buffer.byteLength(v) / 1e6).toFixed(1)]));
-    process.stdout.write(`${predictions ? 'predictions' : 'reports'}: ${reports}, file sizes (MB): ${JSON.stringify(sizes)}\n`);
+    process.stdout.write(`${what}: ${reports}, file sizes (MB): ${JSON.stringify(sizes)}\n`);
     const modes = (process.argv.includes('--upload-only') ? ['upload'] : process.argv.includes('--json-only') ? ['json'] : ['json', 'upload']) as ('json' | 'upload')[];
     for (const mode of modes)
     for (const format of formats) {
@@ -178,12 +199,17 @@ async function main(): Promise<void> {
         ).createDataset.dataset.id;
         let query: string;
         let fields: Record<string, unknown>;
-        if (predictions) {
+        if (what !== 'reports') {
           await gql('mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted } }', {
             i: { datasetId: dataset, format: 'JSONL', content: Array.from({ length: reports }, (_, i) => JSON.stringify({ id: `R${String(i).padStart(6, '0')}`, text: `report ${i}` })).join('\n') },
           });
-          query = 'mutation($i: ImportPredictionsInput!) { importPredictions(input: $i) { imported } }';
-          fields = { datasetId: dataset, format, modelName: `bench-${r}`, strategy: 'ZERO_SHOT', layout: 'JSON_COLUMN', rawField: 'raw_output' };
+          if (what === 'predictions') {
+            query = 'mutation($i: ImportPredictionsInput!) { importPredictions(input: $i) { imported } }';
+            fields = { datasetId: dataset, format, modelName: `bench-${r}`, strategy: 'ZERO_SHOT', layout: 'JSON_COLUMN', rawField: 'raw_output' };
+          } else {
+            query = 'mutation($i: ImportAnnotationsInput!) { importAnnotations(input: $i) { reports values } }';
+            fields = { datasetId: dataset, format, annotatorName: `bench-${r}`, isReference: true };
+          }
         } else {
           query = 'mutation($i: ImportReportsInput!) { importReports(input: $i) { inserted dataset { reportCount } } }';
           fields = { datasetId: dataset, format, idField: 'id', textField: 'text' };
@@ -225,8 +251,8 @@ async function main(): Promise<void> {
         const ratio = (after.peak - before.rss) / bodyBytes;
         ratios.push(ratio);
         line += ` [body ${(bodyBytes / 1e6).toFixed(1)} MB, RSS before ${(before.rss / 1e6).toFixed(0)} MB, peak ${(after.peak / 1e6).toFixed(0)} MB, growth ${ratio.toFixed(1)}× body, slowest /livez ${waits[waits.length - 1]!.toFixed(0)} ms]`;
-        const count = predictions ? result.importPredictions.imported : result.importReports.inserted;
-        if (count !== reports || (!predictions && result.importReports.dataset.reportCount !== reports)) {
+        const count = what === 'predictions' ? result.importPredictions.imported : what === 'annotations' ? result.importAnnotations.reports : result.importReports.inserted;
+        if (count !== reports || (what === 'reports' && result.importReports.dataset.reportCount !== reports)) {
           throw new Error(`expected ${reports} rows, got ${JSON.stringify(result)}`);
         }
       }

@@ -8,6 +8,7 @@ import {
   failure,
   IMPORT_ANNOTATIONS,
   importAnnotations,
+  importReports,
   jsonl,
   ok,
   rowId,
@@ -241,6 +242,43 @@ describe('annotation imports', () => {
     );
     expect(await annotationCount(datasetId)).toBe(0);
     expect((await datasetState(datasetId)).annotators).toEqual([]);
+  });
+
+  it('reads a file of several chunks as it arrives: all values or none, every problem listed in row order', async () => {
+    const useCase = await createUseCase(t, a.id);
+    const datasetId = await createDataset(t, useCase.id, 'Three chunks');
+    const N = 2500;
+    await importReports(t, datasetId, jsonl(Array.from({ length: N }, (_, i) => ({ id: `B${i}`, text: `report ${i}` }))));
+    const rows = Array.from({ length: N }, (_, i) => ({ id: `B${i}`, grade: `G${1 + (i % 3)}`, ...(i % 5 === 0 ? { metastasis: 'ja' } : {}) }));
+    const importFile = (content: string, annotatorName: string) => t.gql(IMPORT_ANNOTATIONS, { input: { datasetId, annotatorName, format: 'JSONL', content } });
+
+    // Problems in the second and third chunk, and in the first chunk after rows were checked clean.
+    const broken = rows.map((r) => ({ ...r }));
+    broken[1499] = { ...broken[1499]!, id: 'B3' };
+    broken[2399] = { ...broken[2399]!, id: 'elsewhere' };
+    broken[700] = { ...broken[700]!, grade: 'G7' };
+    const rejected = failure(await importFile(jsonl(broken), 'never'), 'BAD_USER_INPUT');
+    expect((rejected.extensions?.rowErrors as { row: number; field: string }[]).map((e) => [e.row, e.field])).toEqual([
+      [701, 'grade'],
+      [1500, 'id'],
+      [2400, 'id'],
+    ]);
+    expect(await annotationCount(datasetId)).toBe(0);
+    expect((await datasetState(datasetId)).annotators).toEqual([]);
+
+    const payload = await importAnnotations(t, datasetId, 'chunked', 'JSONL', jsonl(rows), { isReference: true });
+    expect(payload).toMatchObject({ reports: N, values: N + N / 5, unknownColumns: [], annotator: { isReference: true } });
+    const stored = (await t.dataSource.query(
+      `SELECT v.key, a.value #>> '{}' AS value, count(*)::int AS n FROM annotations a JOIN variables v ON v.id = a.variable_id
+       WHERE a.dataset_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
+      [rowId(datasetId)],
+    )) as { key: string; value: string; n: number }[];
+    expect(stored).toEqual([
+      { key: 'grade', value: 'G1', n: 834 },
+      { key: 'grade', value: 'G2', n: 833 },
+      { key: 'grade', value: 'G3', n: 833 },
+      { key: 'metastasis', value: 'Yes', n: N / 5 },
+    ]);
   });
 
   it('enforces access', async () => {

@@ -205,9 +205,9 @@ describe('large request bodies: files sent inline as content', () => {
     expect(predicted.json.data?.['importPredictions']).toMatchObject({ imported: 2, missingReports: 0 });
     const outputs = await t.dataSource.query(`SELECT raw FROM predictions p JOIN runs r ON r.id = p.run_id WHERE r.dataset_id = $1`, [rowId(datasetId)]);
     expect(outputs.map((r: { raw: string }) => JSON.parse(r.raw).site).sort()).toEqual([site(3), site(4)].sort());
-    // Annotations are read as one text; predictions piece by piece, as they are inserted.
-    expect(text).toHaveBeenCalledTimes(1);
-    expect(pieces).toHaveBeenCalledTimes(1);
+    // Both files are read piece by piece, as they are inserted, never as one text.
+    expect(text).not.toHaveBeenCalled();
+    expect(pieces).toHaveBeenCalledTimes(2);
   });
 
   it('a long string anywhere else arrives as a string, also when the same variable is an import file too', async () => {

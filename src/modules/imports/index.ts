@@ -7,7 +7,6 @@ export {
   type RowError,
 } from './import-errors';
 export {
-  anyRecordHas,
   collectColumns,
   describeColumns,
   detectDelimiter,
@@ -28,6 +27,7 @@ export { InlineFile, type InlineFiles } from './inline-file';
 export { createRecordReader, textSlices, TEXT_SLICE_CHARS, type RecordReader, type RecordReaderOptions, type RecordSink } from './record-reader';
 export { parseReports, ReportReader, type ParsedReport, type ParseReportsOptions, type ParseReportsResult } from './parse-reports';
 export {
+  AnnotationReader,
   parseAnnotations,
   resolveVariableColumns,
   type ParseAnnotationsOptions,

@@ -1,12 +1,5 @@
 import type { RowError } from './import-errors';
-import {
-  anyRecordHas,
-  collectColumns,
-  describeColumns,
-  identifiedRecords,
-  setOwn,
-  type ParsedRecord,
-} from './parse-records';
+import { describeColumns, DuplicateIdTracker, readExternalId, recordError, setOwn, type ParsedRecord } from './parse-records';
 
 export interface ParseAnnotationsOptions {
   idField: string;
@@ -61,39 +54,87 @@ export function resolveVariableColumns(
 }
 
 /**
- * Turns records into one annotator's reference values. The id is required and unique within
- * the file. A file in which no record has any variable column is an error (most likely the
- * wrong file or a wrong column map). Rows with errors are left out of `annotations`.
+ * Turns records, as they arrive, into one annotator's reference values. The id is required and
+ * unique within the file. A file in which no record has the id column, or none has any variable
+ * column, is an error (most likely the wrong file or a wrong column map): those file-level
+ * problems are known only once every record has been seen, at {@link finish}. Rows with errors
+ * give no annotation.
  */
-export function parseAnnotations(rows: readonly ParsedRecord[], options: ParseAnnotationsOptions): ParseAnnotationsResult {
-  const { idField, variableKeys } = options;
-  const resolved = resolveVariableColumns(idField, variableKeys, options.columnMap);
-  const allColumns = collectColumns(rows);
-  const variableColumns = new Set(resolved.columns.values());
-  const unknownColumns = allColumns.filter((c) => c !== idField && !variableColumns.has(c));
-  if (resolved.errors.length > 0) return { annotations: [], unknownColumns, errors: resolved.errors };
+export class AnnotationReader {
+  private readonly errors: RowError[] = [];
+  private readonly seen = new Set<string>();
+  private readonly ids = new DuplicateIdTracker();
+  private readonly resolved: { columns: Map<string, string>; errors: RowError[] };
+  private readonly variableColumns: Set<string>;
+  private records = 0;
 
-  const errors: RowError[] = [];
-  if (rows.length > 0) {
-    if (!anyRecordHas(rows, idField)) {
-      errors.push({ row: 0, field: idField, reason: `id field '${idField}' not found; the file has ${describeColumns(allColumns)}` });
-    }
-    if (![...variableColumns].some((c) => allColumns.includes(c))) {
-      errors.push({
-        row: 0,
-        reason: `none of the variable columns (${describeColumns([...variableColumns])}) is in the file; the file has ${describeColumns(allColumns)}`,
-      });
-    }
-    if (errors.length > 0) return { annotations: [], unknownColumns, errors };
+  constructor(private readonly options: ParseAnnotationsOptions) {
+    this.resolved = resolveVariableColumns(options.idField, options.variableKeys, options.columnMap);
+    this.variableColumns = new Set(this.resolved.columns.values());
   }
 
-  const annotations: ParsedAnnotation[] = [];
-  for (const { rec, id } of identifiedRecords(rows, idField, errors)) {
+  /** Whether a problem has been found so far (file-level ones other than the column map's are only known at finish). */
+  get failed(): boolean {
+    return this.errors.length > 0 || this.resolved.errors.length > 0;
+  }
+
+  /** The record's annotation, or null when the record is rejected (its error kept for finish). */
+  add(rec: ParsedRecord): ParsedAnnotation | null {
+    this.records += 1;
+    for (const key of Object.keys(rec.record)) this.seen.add(key);
+    if (this.resolved.errors.length > 0) return null;
+    const { idField } = this.options;
+    const idResult = readExternalId(rec.record, idField);
+    if (!idResult.ok) {
+      this.errors.push(recordError(rec, idResult.reason, idField));
+      return null;
+    }
+    const duplicate = this.ids.check(idResult.id, rec.row, rec.line, idField);
+    if (duplicate) {
+      this.errors.push(duplicate);
+      return null;
+    }
     const values: Record<string, unknown> = {};
-    for (const [key, column] of resolved.columns) {
+    for (const [key, column] of this.resolved.columns) {
       if (Object.prototype.hasOwnProperty.call(rec.record, column)) setOwn(values, key, rec.record[column]);
     }
-    annotations.push({ externalId: id, values, row: rec.row });
+    return { externalId: idResult.id, values, row: rec.row };
   }
-  return { annotations, unknownColumns, errors };
+
+  /**
+   * The file's problems: the file-level ones alone when there are any (row 0: the column map's,
+   * else a missing id column and no variable column at all), else the row errors in the order
+   * found; and the columns that are neither the id nor a variable, in first-seen order.
+   */
+  finish(): { errors: RowError[]; unknownColumns: string[]; fileLevel: boolean } {
+    const { idField } = this.options;
+    const columns = [...this.seen];
+    const unknownColumns = columns.filter((c) => c !== idField && !this.variableColumns.has(c));
+    if (this.resolved.errors.length > 0) return { errors: this.resolved.errors, unknownColumns, fileLevel: true };
+    const fileErrors: RowError[] = [];
+    if (this.records > 0) {
+      if (!this.seen.has(idField)) {
+        fileErrors.push({ row: 0, field: idField, reason: `id field '${idField}' not found; the file has ${describeColumns(columns)}` });
+      }
+      if (![...this.variableColumns].some((c) => this.seen.has(c))) {
+        fileErrors.push({
+          row: 0,
+          reason: `none of the variable columns (${describeColumns([...this.variableColumns])}) is in the file; the file has ${describeColumns(columns)}`,
+        });
+      }
+    }
+    return fileErrors.length > 0 ? { errors: fileErrors, unknownColumns, fileLevel: true } : { errors: this.errors, unknownColumns, fileLevel: false };
+  }
+}
+
+/** All annotations of records read whole: {@link AnnotationReader} over `rows`. */
+export function parseAnnotations(rows: readonly ParsedRecord[], options: ParseAnnotationsOptions): ParseAnnotationsResult {
+  const reader = new AnnotationReader(options);
+  const annotations: ParsedAnnotation[] = [];
+  for (const rec of rows) {
+    const annotation = reader.add(rec);
+    if (annotation !== null) annotations.push(annotation);
+  }
+  const { errors, unknownColumns, fileLevel } = reader.finish();
+  return { annotations: fileLevel ? [] : annotations, unknownColumns, errors };
 }

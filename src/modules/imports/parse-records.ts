@@ -3,7 +3,6 @@ import { MAX_NAME_LENGTH, NUL, NUL_REASON, TOO_LONG_REASON } from './text-checks
 import {
   createRecordReader,
   describeType,
-  recordError,
   textSlices,
   type ParsedRecord,
   type RecordFormat,
@@ -226,11 +225,6 @@ export function readExternalId(record: Record<string, unknown>, idField: string)
   return { ok: false, reason: `id field '${idField}' must be a string or a number, got ${describeType(value)}` };
 }
 
-/** Whether any record has `field` as an own key. */
-export function anyRecordHas(rows: readonly ParsedRecord[], field: string): boolean {
-  return rows.some((r) => Object.prototype.hasOwnProperty.call(r.record, field));
-}
-
 /** The keys of all records in first-seen order. */
 export function collectColumns(rows: readonly ParsedRecord[]): string[] {
   const seen = new Set<string>();
@@ -253,29 +247,6 @@ export class DuplicateIdTracker {
     this.firstRow.set(id, row);
     return null;
   }
-}
-
-/**
- * The records that have a readable external id not seen in an earlier row, with that id; the
- * others are pushed to `errors` (unreadable id, or a repeat naming the first row).
- */
-export function identifiedRecords(rows: readonly ParsedRecord[], idField: string, errors: RowError[]): { rec: ParsedRecord; id: string }[] {
-  const ids = new DuplicateIdTracker();
-  const out: { rec: ParsedRecord; id: string }[] = [];
-  for (const rec of rows) {
-    const idResult = readExternalId(rec.record, idField);
-    if (!idResult.ok) {
-      errors.push(recordError(rec, idResult.reason, idField));
-      continue;
-    }
-    const dup = ids.check(idResult.id, rec.row, rec.line, idField);
-    if (dup) {
-      errors.push(dup);
-      continue;
-    }
-    out.push({ rec, id: idResult.id });
-  }
-  return out;
 }
 
 /** The columns present in the file, for error messages, abbreviated past 20. */
