@@ -72,7 +72,20 @@ export function gridItemColumn(
   records: RunRecords['records'],
   opts?: GridInputOptions,
 ): Float64Array {
-  const preds = records.map((rec) => rec?.[spec.key] as NormalisedCell | undefined);
+  return gridItemScores(spec, references, records.map((rec) => rec?.[spec.key]), opts);
+}
+
+/**
+ * {@link gridItemColumn} from the run's cells of `spec` in report order (`predictions[i]`: the
+ * cell of report i, undefined when its prediction or the key is absent).
+ */
+export function gridItemScores(
+  spec: VariableSpec,
+  references: readonly (RecordCell | undefined)[],
+  predictions: readonly (RecordCell | null | undefined)[],
+  opts?: GridInputOptions,
+): Float64Array {
+  const preds = predictions as readonly (NormalisedCell | undefined)[];
   if (opts?.metric === 'ACCURACY' && (spec.type === 'FREE_TEXT' || spec.type === 'LIST')) {
     // Plain accuracy of text and lists is exact equality, whatever the similarity.
     return itemScores({ ...spec, type: 'EXACT_STRING' }, references.map(asExactCell), preds.map(asExactCell));

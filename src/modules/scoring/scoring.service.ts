@@ -17,7 +17,7 @@ import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/emb
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
 import { REAL_TILE } from '../../analytics/bootstrap-kernel-wasm';
-import { buildGridInput, gridItemColumn, gridVariable } from '../../analytics/grid-input';
+import { buildGridInput, gridItemScores, gridVariable } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
 import { partitionVariance } from '../../analytics/mixed-model';
@@ -1253,29 +1253,30 @@ export class ScoringService {
       await yieldToEventLoop();
     }
     const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);
-    // The runs not cached are read and turned into item scores a slice at a time: only one
-    // slice's prediction cells are alive at once (30 runs × 20,000 reports of them are ~10
-    // million small objects).
+    // The runs not cached are read (as columns of shared cells) and turned into item scores a
+    // slice at a time: only one slice's prediction cells are alive at once.
     const snapshot = await loadRunSnapshot(
       this.dataSource,
       frame,
       runs.map((r) => r.id),
+      specs.map((spec) => spec.key),
       (runId, fingerprint) => {
         fingerprints.set(runId, fingerprint);
         const hit = this.runItems.get(keyOf(runId, fingerprint));
         if (hit) found.set(runId, hit);
         return !hit;
       },
-      async (records) => {
+      async (columns) => {
         // A variable of a run at a time, with a turn of the event loop every SCORING_SLICE_MS:
         // one run at 20,000 reports is 320,000 cells to score.
         let began = performance.now();
-        for (const [runId, runRecords] of records) {
+        for (const [runId, runColumns] of columns) {
           // In memory the statistics threads read without a copy, as long as the run is cached.
           const items: RunItems = { scores: this.statistics.float64(specs.length * n), valid: new Uint8Array(specs.length * n), reports: n };
           for (const [v, spec] of specs.entries()) {
-            items.scores.set(gridItemColumn(spec, referenceCells[v]!, runRecords, { similarity, collapsed: options.collapsed }), v * n);
-            for (let report = 0; report < n; report++) items.valid[v * n + report] = isValidCell(runRecords[report]?.[spec.key]) ? 1 : 0;
+            const cells = runColumns.get(spec.key)!;
+            items.scores.set(gridItemScores(spec, referenceCells[v]!, cells, { similarity, collapsed: options.collapsed }), v * n);
+            for (let report = 0; report < n; report++) items.valid[v * n + report] = isValidCell(cells[report]) ? 1 : 0;
             if (performance.now() - began >= SCORING_SLICE_MS) {
               await yieldToEventLoop();
               began = performance.now();
@@ -1284,7 +1285,7 @@ export class ScoringService {
           found.set(runId, items);
           this.runItems.set(keyOf(runId, fingerprints.get(runId)!), items);
         }
-        records.clear();
+        columns.clear();
         await yieldToEventLoop();
       },
       runsPerSlice,
@@ -1354,8 +1355,8 @@ export class ScoringService {
 }
 
 /** A prediction cell that conditional scoring keeps: present and not INVALID. */
-function isValidCell(cell: { status: string } | undefined): boolean {
-  return cell !== undefined && cell.status !== 'INVALID';
+function isValidCell(cell: { status: string } | null | undefined): boolean {
+  return cell !== undefined && cell !== null && cell.status !== 'INVALID';
 }
 
 /**
