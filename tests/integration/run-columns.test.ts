@@ -1,14 +1,25 @@
-import { loadFrame, loadRunRecords, loadRunSnapshot, type RunColumns } from '../../src/modules/scoring/scoring-data';
-import { STANDARD_VARIABLES, createLoadedDataset, createProject, importPredictions, jsonl, rowId } from '../support/graphql-fixtures';
+import { loadAnnotatorColumns, loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type RunColumns } from '../../src/modules/scoring/scoring-data';
+import {
+  STANDARD_REFERENCE,
+  STANDARD_VARIABLES,
+  createLoadedDataset,
+  createProject,
+  importAnnotations,
+  importPredictions,
+  jsonl,
+  rowId,
+} from '../support/graphql-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
- * The leaderboard reads prediction cells as columns (each distinct cell once, with its reports'
- * ordinals); the other statistics read one record per prediction. Both must see the same cells.
+ * The leaderboard reads prediction and reference cells as columns (each distinct cell once, with
+ * its reports' ordinals); the other statistics read one record per prediction or report. Both
+ * must see the same cells.
  */
 describe('prediction cells read as columns', () => {
   let t: TestApp;
   let datasetId: string;
+  let annotatorId: string;
   const runIds: string[] = [];
   const keys = STANDARD_VARIABLES.map((v) => v.key);
 
@@ -16,6 +27,7 @@ describe('prediction cells read as columns', () => {
     t = await startTestApp();
     const project = await createProject(t, 'run columns');
     ({ datasetId } = await createLoadedDataset(t, project.id));
+    annotatorId = rowId((await importAnnotations(t, datasetId, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true })).annotator.id);
     const runs: Record<string, unknown>[][] = [
       // Distinct texts and lists, equal categories, a report without prediction, a key left out.
       [
@@ -105,5 +117,16 @@ describe('prediction cells read as columns', () => {
     expect(seen).toEqual([runIds[1]]);
     expect(snapshot.rowsRead).toBe(4);
     expect([...snapshot.fingerprints.values()].map((f) => f.rows)).toEqual([4, 4]);
+  });
+
+  it('gives the reference the cells of its records, each report in its place', async () => {
+    const frame = await loadFrame(t.dataSource, rowId(datasetId));
+    const records = await loadAnnotatorRecords(t.dataSource, frame, annotatorId);
+    const columns = await loadAnnotatorColumns(t.dataSource, frame, annotatorId);
+    expect([...columns.keys()]).toEqual(keys);
+    for (const key of keys) expect({ key, column: columns.get(key) }).toEqual({ key, column: records.map((record) => record?.[key]) });
+    // Values, MISSING cells (empty in the file) and variables the file leaves out are among them.
+    expect(columns.get('breslow_mm')).toEqual([{ status: 'VALUE', value: 1.4 }, { status: 'MISSING' }, { status: 'VALUE', value: 3.1 }, { status: 'MISSING' }, { status: 'MISSING' }]);
+    expect(columns.get('site')).toEqual([undefined, undefined, undefined, undefined, undefined]);
   });
 });

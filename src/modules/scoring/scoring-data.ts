@@ -79,6 +79,40 @@ export async function loadAnnotatorRecords(dataSource: DataSource, frame: Datase
   return records;
 }
 
+/** One annotator's cells of each of the frame's variables (by key), in report order; undefined: not annotated. */
+export type ReferenceColumns = Map<string, (RecordCell | undefined)[]>;
+
+/**
+ * {@link loadAnnotatorRecords} as columns, one statement per variable: PostgreSQL sends each
+ * distinct value once with the ordinals of the reports that have it (4-byte big-endian
+ * integers), as readRunColumns does for predictions. Equal cells of a column are one object.
+ */
+export async function loadAnnotatorColumns(dataSource: DataSource, frame: DatasetFrame, annotatorId: string): Promise<ReferenceColumns> {
+  const n = frame.reportIds.length;
+  const out: ReferenceColumns = new Map();
+  await inSnapshot(dataSource, async (runner) => {
+    for (const variable of frame.variables) {
+      const column = new Array<RecordCell | undefined>(n).fill(undefined);
+      out.set(variable.key, column);
+      const rows = (await runner.query(
+        `SELECT a.status, a.value, string_agg(int4send(r.ordinal), ''::bytea) AS ordinals
+         FROM annotations a JOIN reports r ON r.id = a.report_id
+         WHERE a.annotator_id = $1 AND a.variable_id = $2 AND a.status <> 'INVALID' AND r.dataset_id = $3
+         GROUP BY a.status, a.value`,
+        [annotatorId, variable.id, frame.dataset.id],
+      )) as { status: 'VALUE' | 'MISSING'; value: unknown; ordinals: Buffer }[];
+      for (const row of rows) {
+        const cell: RecordCell = row.status === 'VALUE' ? ({ status: 'VALUE', value: row.value } as NormalisedCell) : { status: 'MISSING' };
+        for (let at = 0; at + 4 <= row.ordinals.length; at += 4) {
+          const i = frame.ordinalIndex.get(row.ordinals.readInt32BE(at));
+          if (i !== undefined) column[i] = cell;
+        }
+      }
+    }
+  });
+  return out;
+}
+
 /** Each run's prediction cells in report order; a report without prediction is undefined (scored INVALID/MISSING). */
 /**
  * Predictions read per statement. The driver parses in one turn of the event loop whatever the

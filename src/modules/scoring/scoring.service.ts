@@ -21,7 +21,6 @@ import { buildGridInput, gridItemScores, gridVariable } from '../../analytics/gr
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
 import { partitionVariance } from '../../analytics/mixed-model';
-import type { RecordCell } from '../../analytics/normalise';
 import type { NormalisedCell } from '../../analytics/types';
 import { INVALID_CATEGORIES } from '../../analytics/types';
 import { bestRunPerModel } from '../../analytics/rank-intervals';
@@ -62,7 +61,7 @@ import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strat
 import { concatGrids, jsonDigestInSlices, yieldToEventLoop } from './chunked';
 import { InlineStatistics, type StatisticsEngine } from './statistics-engine';
 import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, validColumn, type RunItems } from './run-item-cache';
-import { loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow, type RunFingerprint } from './scoring-data';
+import { loadAnnotatorColumns, loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow, type RunFingerprint } from './scoring-data';
 import {
   Metric,
   ModelGrouping,
@@ -1233,23 +1232,21 @@ export class ScoringService {
     const frame = await loadFrame(this.dataSource, datasetId);
     if (frame.reportIds.length === 0) throw badInput('The dataset has no reports');
     const reference = await this.referenceOf(frame, options);
-    const references = await loadAnnotatorRecords(this.dataSource, frame, reference.id);
-    const variableIndex = frame.specs.map((_, i) => i).filter((i) => references.some((r) => r?.[frame.specs[i]!.key] !== undefined));
+    const references = await loadAnnotatorColumns(this.dataSource, frame, reference.id);
+    const variableIndex = frame.specs.map((_, i) => i).filter((i) => references.get(frame.specs[i]!.key)!.some((cell) => cell !== undefined));
     const specs = variableIndex.map((i) => frame.specs[i]!);
     if (runs.length === 0 || specs.length === 0) return { runs, grid: null, variableIndex };
     const n = frame.reportIds.length;
-    const context = await jsonDigestInSlices({ reports: frame.reportIds, specs, reference: reference.id, collapsed: options.collapsed }, references);
+    const referenceCells = specs.map((spec) => references.get(spec.key)!);
+    const context = await jsonDigestInSlices({ reports: frame.reportIds, specs, reference: reference.id, collapsed: options.collapsed }, referenceCells);
     const keyOf = (runId: string, f: { rows: number; digest: string }) => `${runId}:${f.rows}:${f.digest}:${context}`;
     const found = new Map<string, RunItems>();
     const fingerprints = new Map<string, RunFingerprint>();
     const similarity = lexicalSimilarity();
     // A variable at a time, pausing between: 20,000 reports × 16 variables of reference values.
     const gridVariables: GridVariable[] = [];
-    const referenceCells: (RecordCell | undefined)[][] = [];
-    for (const spec of specs) {
-      const cells = references.map((record) => record?.[spec.key]);
-      referenceCells.push(cells);
-      gridVariables.push(gridVariable(spec, cells, { collapsed: options.collapsed }));
+    for (const [v, spec] of specs.entries()) {
+      gridVariables.push(gridVariable(spec, referenceCells[v]!, { collapsed: options.collapsed }));
       await yieldToEventLoop();
     }
     const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);
