@@ -10,6 +10,7 @@ import {
   type RecordReaderOptions,
   type RecordSink,
 } from './record-reader';
+import { TimeSlices } from '../../event-loop';
 import { InlineFile } from './inline-file';
 import { isTruncated, type ImportSource } from './upload';
 
@@ -132,6 +133,9 @@ async function* textPieces(source: ImportSource, fail: (error: RowError) => void
   if (isTruncated(source)) fail({ row: 0, reason: 'the file is larger than the server accepts' });
 }
 
+/** How long an import works before other requests get a turn of the event loop (ms). */
+export const IMPORT_SLICE_MS = 20;
+
 /**
  * Reads a file piece by piece and hands its records to `onBatch` in file order, at most
  * `batchSize` at a time (each batch is awaited before reading on), so that only one batch of
@@ -169,12 +173,14 @@ export async function readRecords(
   let failure: { error: unknown } | null = null;
   // An upload is read to its end (the request body must be consumed); a file in memory need not be.
   const inMemory = typeof source === 'string' || source instanceof InlineFile;
+  const slices = new TimeSlices(IMPORT_SLICE_MS);
   for await (const piece of textPieces(source, reject)) {
     if (rejected || failure) {
       if (inMemory) break;
       continue;
     }
     reader.write(piece);
+    await slices.pause();
     try {
       while (!rejected && batch.length >= batchSize) {
         const full = batch.slice(0, batchSize);

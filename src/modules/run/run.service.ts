@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { NormalisedCell } from '../../analytics/types';
+import { TimeSlices } from '../../event-loop';
 import { parseOutput } from '../../extraction/output-parser';
 import type { PageArgs } from '../../graphql/connection';
 import { paginate } from '../../graphql/connection';
@@ -11,7 +12,7 @@ import { Model } from '../endpoint/model.entity';
 import type { RowError } from '../imports/import-errors';
 import { importFailure } from '../imports/import.types';
 import { PredictionReader, type ParsedPrediction, type ParsePredictionsOptions } from '../imports/parse-predictions';
-import { readRecords } from '../imports/parse-records';
+import { IMPORT_SLICE_MS, readRecords } from '../imports/parse-records';
 import { findValueProblem } from '../../db/storable';
 import { withoutNul } from '../imports/text-checks';
 import type { InlineFiles } from '../imports/inline-file';
@@ -234,6 +235,8 @@ export class RunService {
       const usageOf = this.usageReader(input);
       const errors: RowError[] = [];
       const totals = { rows: 0, promptTokens: 0, completionTokens: 0, latencyMs: 0 };
+      // Normalising a chunk's outputs takes a while: other requests get a turn in between.
+      const slices = new TimeSlices(IMPORT_SLICE_MS);
       const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, INSERT_CHUNK, async (records, clean) => {
         const predictions: { p: ParsedPrediction; record: Record<string, unknown> }[] = [];
         for (const rec of records) {
@@ -267,6 +270,7 @@ export class RunService {
             continue;
           }
           rows.push({ reportId, ...output, ...usageOf(p.row, record, errors) });
+          await slices.pause();
         }
         // After a problem nothing more is written; the rest is still checked.
         if (!clean || reader.failed || errors.length > 0 || rows.length === 0) return;

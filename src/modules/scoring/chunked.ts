@@ -1,15 +1,14 @@
 import { createHash } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { bootstrapMultiplicities, multiplicityRows, type BootstrapGridResult } from '../../analytics/bootstrap';
 import { rankIntervalSteps, type RankIntervalOptions } from '../../analytics/rank-intervals';
+import { TimeSlices, yieldToEventLoop } from '../../event-loop';
 
-/**
+/*
  * Statistics of a paper-sized study take seconds of CPU. Computed in slices with a turn of the
  * event loop between them, other requests are served meanwhile instead of waiting for the whole
  * computation. Slicing changes no number: runs are independent in the grid, replicates in the
  * rank intervals.
  */
-export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Multiplicities drawn per slice of bootstrapMultiplicitiesInSlices (~10 ms). */
 const DRAWS_PER_SLICE = 1 << 20;
@@ -53,13 +52,10 @@ const DIGEST_SLICE_MS = 20;
  */
 export async function jsonDigestInSlices(head: unknown, rows: readonly unknown[]): Promise<string> {
   const hash = createHash('sha256').update(JSON.stringify(head));
-  let began = performance.now();
+  const slices = new TimeSlices(DIGEST_SLICE_MS);
   for (const row of rows) {
     hash.update('\n').update(JSON.stringify(row) ?? 'undefined');
-    if (performance.now() - began >= DIGEST_SLICE_MS) {
-      await yieldToEventLoop();
-      began = performance.now();
-    }
+    await slices.pause();
   }
   return hash.digest('hex');
 }
@@ -123,13 +119,10 @@ export async function rankIntervalsInSlices(
     { data: input.data, candidates: K, voters: V, replicates: B, strides: { candidate: V * B, voter: B, replicate: 1 } },
     { ...options, macro: { data: input.macro, strides: { candidate: B, replicate: 1 } } },
   );
-  let began = performance.now();
+  const slices = new TimeSlices(RANK_SLICE_MS);
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value.intervals.map(({ candidate, lower, upper }) => ({ candidate, lower, upper }));
-    if (performance.now() - began >= RANK_SLICE_MS) {
-      await yieldToEventLoop();
-      began = performance.now();
-    }
+    await slices.pause();
   }
 }

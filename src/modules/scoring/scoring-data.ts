@@ -83,34 +83,34 @@ export async function loadAnnotatorRecords(dataSource: DataSource, frame: Datase
 export type ReferenceColumns = Map<string, (RecordCell | undefined)[]>;
 
 /**
- * {@link loadAnnotatorRecords} as columns, one statement per variable: PostgreSQL sends each
- * distinct value once with the ordinals of the reports that have it (4-byte big-endian
- * integers), as readRunColumns does for predictions. Equal cells of a column are one object.
+ * {@link loadAnnotatorRecords} as columns, in one statement: PostgreSQL groups each variable's
+ * equal values and sends each distinct one once with the ordinals of the reports that have it
+ * (4-byte big-endian integers), as readRunColumns does for predictions. Equal cells of a column
+ * are one object.
  */
 export async function loadAnnotatorColumns(dataSource: DataSource, frame: DatasetFrame, annotatorId: string): Promise<ReferenceColumns> {
   const n = frame.reportIds.length;
-  const out: ReferenceColumns = new Map();
-  await inSnapshot(dataSource, async (runner) => {
-    for (const variable of frame.variables) {
-      const column = new Array<RecordCell | undefined>(n).fill(undefined);
-      out.set(variable.key, column);
-      const rows = (await runner.query(
-        `SELECT a.status, a.value, string_agg(int4send(r.ordinal), ''::bytea) AS ordinals
-         FROM annotations a JOIN reports r ON r.id = a.report_id
-         WHERE a.annotator_id = $1 AND a.variable_id = $2 AND a.status <> 'INVALID' AND r.dataset_id = $3
-         GROUP BY a.status, a.value`,
-        [annotatorId, variable.id, frame.dataset.id],
-      )) as { status: 'VALUE' | 'MISSING'; value: unknown; ordinals: Buffer }[];
-      for (const row of rows) {
-        const cell: RecordCell = row.status === 'VALUE' ? ({ status: 'VALUE', value: row.value } as NormalisedCell) : { status: 'MISSING' };
-        for (let at = 0; at + 4 <= row.ordinals.length; at += 4) {
-          const i = frame.ordinalIndex.get(row.ordinals.readInt32BE(at));
-          if (i !== undefined) column[i] = cell;
-        }
-      }
-    }
+  const byVariable = new Map(frame.variables.map((v) => [v.id, new Array<RecordCell | undefined>(n).fill(undefined)]));
+  const rows = await inSnapshot(dataSource, async (runner) => {
+    await groupByHashing(runner);
+    return (await runner.query(
+      `SELECT a.variable_id, a.status, a.value, string_agg(int4send(r.ordinal), ''::bytea) AS ordinals
+       FROM annotations a JOIN reports r ON r.id = a.report_id
+       WHERE a.annotator_id = $1 AND a.status <> 'INVALID' AND r.dataset_id = $2
+       GROUP BY a.variable_id, a.status, a.value`,
+      [annotatorId, frame.dataset.id],
+    )) as { variable_id: string; status: 'VALUE' | 'MISSING'; value: unknown; ordinals: Buffer }[];
   });
-  return out;
+  for (const row of rows) {
+    const column = byVariable.get(row.variable_id);
+    if (!column) continue;
+    const cell: RecordCell = row.status === 'VALUE' ? ({ status: 'VALUE', value: row.value } as NormalisedCell) : { status: 'MISSING' };
+    for (let at = 0; at + 4 <= row.ordinals.length; at += 4) {
+      const i = frame.ordinalIndex.get(row.ordinals.readInt32BE(at));
+      if (i !== undefined) column[i] = cell;
+    }
+  }
+  return new Map(frame.variables.map((v) => [v.key, byVariable.get(v.id)!]));
 }
 
 /** Each run's prediction cells in report order; a report without prediction is undefined (scored INVALID/MISSING). */
@@ -181,6 +181,7 @@ export async function loadRunSnapshot(
     const byRun = new Map(rows.map((r) => [r.run_id, { rows: r.n, digest: r.digest }]));
     const fingerprints = new Map<string, RunFingerprint>(runIds.map((id) => [id, byRun.get(id) ?? { rows: 0, digest: '' }]));
     const wanted = runIds.filter((id) => load(id, fingerprints.get(id)!));
+    if (wanted.length > 0) await groupByHashing(runner);
     let rowsRead = 0;
     const step = Math.max(1, Math.floor(runsPerGroup));
     for (let start = 0; start < wanted.length; start += step) {
@@ -193,41 +194,42 @@ export async function loadRunSnapshot(
 }
 
 /**
- * The cells of `keys` of the runs' succeeded predictions as columns. PostgreSQL groups each
- * variable's equal cells and sends each distinct cell once, with the ordinals of the reports
- * that have it (packed as 4-byte big-endian integers): a categorical variable of a 20,000-report
- * run arrives as a few rows instead of 20,000 parsed objects, which kept the request thread
- * collecting garbage. One statement per variable bounds the rows of a statement by the runs'
- * predictions (free text, every cell distinct, is the worst case).
+ * The cells of `keys` of the runs' succeeded predictions as columns. PostgreSQL takes each
+ * prediction's cells apart once and groups equal cells of a run and variable, sending each
+ * distinct cell once with the ordinals of the reports that have it (packed as 4-byte big-endian
+ * integers): a categorical variable of a 20,000-report run arrives as a few rows instead of
+ * 20,000 parsed objects, which kept the request thread collecting garbage. Free text, every cell
+ * distinct, is the worst case: a row per prediction and variable.
  */
 async function readRunColumns(runner: QueryRunner, frame: DatasetFrame, runIds: string[], keys: readonly string[]): Promise<Map<string, RunColumns>> {
   const n = frame.reportIds.length;
-  const out = new Map<string, RunColumns>(runIds.map((id) => [id, new Map()]));
-  for (const key of keys) {
-    const columns = new Map<string, (RecordCell | null | undefined)[]>();
-    for (const [id, runColumns] of out) {
-      const column = new Array<RecordCell | null | undefined>(n).fill(undefined);
-      runColumns.set(key, column);
-      columns.set(id, column);
-    }
-    const rows = (await runner.query(
-      `SELECT p.run_id, p.cells -> $2 AS cell, string_agg(int4send(r.ordinal), ''::bytea) AS ordinals
-       FROM predictions p JOIN reports r ON r.id = p.report_id
-       WHERE p.run_id = ANY($1) AND p.status = 'SUCCEEDED' AND p.cells ? $2 AND r.dataset_id = $3
-       GROUP BY p.run_id, p.cells -> $2`,
-      [runIds, key, frame.dataset.id],
-    )) as { run_id: string; cell: RecordCell | null; ordinals: Buffer }[];
-    for (const row of rows) {
-      const column = columns.get(row.run_id);
-      if (!column) continue;
-      const { cell, ordinals } = row;
-      for (let at = 0; at + 4 <= ordinals.length; at += 4) {
-        const i = frame.ordinalIndex.get(ordinals.readInt32BE(at));
-        if (i !== undefined) column[i] = cell;
-      }
+  const columns = runIds.map(() => new Map(keys.map((key) => [key, new Array<RecordCell | null | undefined>(n).fill(undefined)])));
+  const rows = (await runner.query(
+    `SELECT array_position($1::uuid[], p.run_id) AS run, c.key, c.value AS cell, string_agg(int4send(p.report_ordinal), ''::bytea) AS ordinals
+     FROM predictions p CROSS JOIN LATERAL jsonb_each(p.cells) AS c(key, value)
+     WHERE p.run_id = ANY($1::uuid[]) AND p.status = 'SUCCEEDED' AND c.key = ANY($2::text[])
+     GROUP BY p.run_id, c.key, c.value`,
+    [runIds, keys],
+  )) as { run: number; key: string; cell: RecordCell | null; ordinals: Buffer }[];
+  for (const { run, key, cell, ordinals } of rows) {
+    const column = columns[run - 1]?.get(key);
+    if (!column) continue;
+    for (let at = 0; at + 4 <= ordinals.length; at += 4) {
+      const i = frame.ordinalIndex.get(ordinals.readInt32BE(at));
+      if (i !== undefined) column[i] = cell;
     }
   }
-  return out;
+  return new Map(runIds.map((id, r) => [id, columns[r]!]));
+}
+
+/**
+ * For the rest of the transaction, GROUP BY hashes instead of sorting. The planner cannot
+ * estimate the rows a jsonb_each or a freshly imported run gives and picks a sort, which
+ * spills to disk: grouping 14 runs × 1,252 reports' cells took 495 ms sorted and 264 ms hashed.
+ */
+async function groupByHashing(runner: QueryRunner): Promise<void> {
+  await runner.query('SET LOCAL enable_sort = off');
+  await runner.query("SET LOCAL work_mem = '32MB'");
 }
 
 async function inSnapshot<T>(dataSource: DataSource, work: (runner: QueryRunner) => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
+import { TimeSlices, yieldToEventLoop } from '../../event-loop';
 import { interRaterAgreement } from '../../analytics/agreement';
 import { bootstrapStatistic, cohenKappa, fleissKappa, krippendorffAlpha, type Rating } from '../../analytics/chance-agreement';
 import {
@@ -58,7 +58,7 @@ import type {
 import { checkSizeBinEdges, checkStratum, groupLabel, selects, stratumLabeller, unitObservations } from './observations';
 import { loadReportMetadata } from './scoring-data';
 import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strategy-effects';
-import { concatGrids, jsonDigestInSlices, yieldToEventLoop } from './chunked';
+import { concatGrids, jsonDigestInSlices } from './chunked';
 import { InlineStatistics, type StatisticsEngine } from './statistics-engine';
 import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, validColumn, type RunItems } from './run-item-cache';
 import { loadAnnotatorColumns, loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow, type RunFingerprint } from './scoring-data';
@@ -1266,7 +1266,7 @@ export class ScoringService {
       async (columns) => {
         // A variable of a run at a time, with a turn of the event loop every SCORING_SLICE_MS:
         // one run at 20,000 reports is 320,000 cells to score.
-        let began = performance.now();
+        const slices = new TimeSlices(SCORING_SLICE_MS);
         for (const [runId, runColumns] of columns) {
           // In memory the statistics threads read without a copy, as long as the run is cached.
           const items: RunItems = { scores: this.statistics.float64(specs.length * n), valid: new Uint8Array(specs.length * n), reports: n };
@@ -1274,10 +1274,7 @@ export class ScoringService {
             const cells = runColumns.get(spec.key)!;
             items.scores.set(gridItemScores(spec, referenceCells[v]!, cells, { similarity, collapsed: options.collapsed }), v * n);
             for (let report = 0; report < n; report++) items.valid[v * n + report] = isValidCell(cells[report]) ? 1 : 0;
-            if (performance.now() - began >= SCORING_SLICE_MS) {
-              await yieldToEventLoop();
-              began = performance.now();
-            }
+            await slices.pause();
           }
           found.set(runId, items);
           this.runItems.set(keyOf(runId, fingerprints.get(runId)!), items);

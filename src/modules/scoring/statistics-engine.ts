@@ -1,6 +1,7 @@
 import { bootstrapGrid, type BootstrapGridResult, type GridRun, type GridVariable, type MultiplicityMatrix } from '../../analytics/bootstrap';
 import { kemeny, type KemenyResult, type KemenyTieBreak } from '../../analytics/kemeny';
-import { bootstrapMultiplicitiesInSlices, rankIntervalsInSlices, yieldToEventLoop, type RankIntervalSlices } from './chunked';
+import { yieldToEventLoop } from '../../event-loop';
+import { bootstrapMultiplicitiesInSlices, rankIntervalsInSlices, type RankIntervalSlices } from './chunked';
 
 export interface RankIntervalRequestOptions {
   level: number;
