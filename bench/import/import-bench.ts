@@ -217,7 +217,9 @@ async function main(): Promise<void> {
         let body: string | Buffer;
         let contentType = 'application/json';
         if (mode === 'json') {
-          body = JSON.stringify({ query, variables: { i: { ...fields, content: content[format] } } });
+          // Bytes, not a string: fetch would encode a string body here, in this process, while the
+          // /livez poller of this process waits, and count that against the server.
+          body = Buffer.from(JSON.stringify({ query, variables: { i: { ...fields, content: content[format] } } }));
         } else {
           // A GraphQL multipart request: operations, map, then the file part.
           const boundary = `----reportql-bench-${r}`;

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
-import { InlineFile, type InlineFiles } from '../modules/imports/inline-file';
+import { TimeSlices } from '../event-loop';
+import { checkJsonStringBody, InlineFile, type InlineFiles } from '../modules/imports/inline-file';
 import type { InlineFileVariables } from '../graphql/inline-files';
 
 const QUOTE = 0x22;
@@ -25,14 +26,36 @@ function parseFailure(message: string): Error {
   return Object.assign(new SyntaxError(message), { status: 400, statusCode: 400, expose: true, type: 'entity.parse.failed' });
 }
 
-/** The position of the quote closing the string literal whose first byte is `from`, or -1. */
-function closingQuote(body: Buffer, from: number): number {
+/** Quotes looked at, and bytes of a long literal checked, between two chances for other requests to run. */
+const QUOTES_PER_STRETCH = 1 << 16;
+const BYTES_PER_STRETCH = 1 << 20;
+
+/** How long parsing a large body works before other requests get a turn of the event loop (ms). */
+const PARSE_SLICE_MS = 20;
+
+/**
+ * The position of the quote closing the string literal whose first byte is `from`, or -1. A
+ * literal of a large file may hold millions of escaped quotes: other requests get a turn meanwhile.
+ */
+async function closingQuote(body: Buffer, from: number, slices: TimeSlices): Promise<number> {
+  let seen = 0;
   for (let q = body.indexOf(QUOTE, from); q !== -1; q = body.indexOf(QUOTE, q + 1)) {
     let slashes = 0;
     while (body[q - 1 - slashes] === BACKSLASH) slashes += 1;
     if (slashes % 2 === 0) return q;
+    if (++seen % QUOTES_PER_STRETCH === 0) await slices.pause();
   }
   return -1;
+}
+
+/** Whether `body[start, end)` is a JSON string's body (isJsonStringBody), checked a stretch at a time. */
+async function isJsonString(body: Buffer, start: number, end: number, slices: TimeSlices): Promise<boolean> {
+  for (let at = start; at < end; ) {
+    at = checkJsonStringBody(body, at, at + BYTES_PER_STRETCH, end);
+    if (at === -1) return false;
+    await slices.pause();
+  }
+  return true;
 }
 
 /** Whether the literal ending before `after` is an object key (the next token is a colon). */
@@ -56,7 +79,7 @@ export interface LargeJsonBody {
  * without those literals is parsed by JSON.parse; replacing one string literal by another keeps
  * the document valid exactly when it was. Throws a parse failure (HTTP 400).
  */
-export function parseLargeJson(body: Buffer, threshold: number): LargeJsonBody {
+export async function parseLargeJson(body: Buffer, threshold: number): Promise<LargeJsonBody> {
   let begin = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
   const first = begin;
   while (body[begin] === 0x20 || body[begin] === 0x09 || body[begin] === 0x0a || body[begin] === 0x0d) begin += 1;
@@ -65,13 +88,13 @@ export function parseLargeJson(body: Buffer, threshold: number): LargeJsonBody {
   const literals = new Map<string, { start: number; end: number }>();
   const parts: Buffer[] = [];
   let copied = first;
+  const slices = new TimeSlices(PARSE_SLICE_MS);
   // Outside string literals a quote always opens one: jump from literal to literal.
   for (let open = body.indexOf(QUOTE, begin); open !== -1; ) {
-    const close = closingQuote(body, open + 1);
+    const close = await closingQuote(body, open + 1, slices);
     if (close === -1) break;
     if (close - open - 1 >= threshold && !isKey(body, close + 1)) {
-      const literal = new InlineFile(body, open + 1, close);
-      if (!literal.isValid()) throw parseFailure('A string in the request body is not valid JSON');
+      if (!(await isJsonString(body, open + 1, close, slices))) throw parseFailure('A string in the request body is not valid JSON');
       // NUL: the input guard refuses a token that would ever reach a checked string
       const token = `\u0000inline-file:${nonce}:${literals.size}`;
       literals.set(token, { start: open + 1, end: close });
@@ -219,11 +242,11 @@ export function jsonBody(options: JsonBodyOptions, fallback: RequestHandler): Re
       return;
     }
     readBody(req, length).then(
-      (body) => {
+      async (body) => {
         let inlineFiles: InlineFiles;
         try {
           options.verify(req, body);
-          const parsed = parseLargeJson(body, options.threshold);
+          const parsed = await parseLargeJson(body, options.threshold);
           inlineFiles = settleTokens(body, parsed, options.rule);
           req.body = parsed.value;
         } catch (error) {

@@ -12,6 +12,7 @@ import { AnnotationReader, type ParsedAnnotation } from '../imports/parse-annota
 import { IMPORT_SLICE_MS, readRecords } from '../imports/parse-records';
 import { containsNul, NUL_REASON } from '../imports/text-checks';
 import type { InlineFiles } from '../imports/inline-file';
+import { reportIdsOf } from '../imports/report-lookup';
 import { importSource } from '../imports/upload';
 import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { UseCase } from '../use-case/use-case.entity';
@@ -75,15 +76,7 @@ export class AnnotationService {
           if (annotation) annotations.push(annotation);
         }
         if (annotations.length === 0) return;
-        // Only the chunk's ids are looked up: a dataset may hold far more reports than the file.
-        const reportIds = new Map<string, string>(
-          (
-            (await manager.query('SELECT id, external_id FROM reports WHERE dataset_id = $1 AND external_id = ANY($2::text[])', [
-              dataset.id,
-              annotations.map((a) => a.externalId),
-            ])) as { id: string; external_id: string }[]
-          ).map((r) => [r.external_id, r.id]),
-        );
+        const reportIds = await reportIdsOf(manager, dataset.id, annotations.map((a) => a.externalId));
         const rows: AnnotationRows = { report: [], variable: [], raw: [], value: [], status: [] };
         let reports = 0;
         for (const annotation of annotations) {

@@ -51,21 +51,33 @@ function isHexDigit(b: number | undefined): boolean {
  * JSON's escapes. One pass over the bytes, without decoding them.
  */
 export function isJsonStringBody(body: Uint8Array, start: number, end: number): boolean {
-  for (let i = start; i < end; i += 1) {
+  return checkJsonStringBody(body, start, end, end) !== -1;
+}
+
+/**
+ * {@link isJsonStringBody} a stretch at a time: checks the literal `body[…, end)` from `from`
+ * (the start, or where the previous stretch stopped) until at least `stop`, and returns where to
+ * go on from (`end` once all is checked; an escape is never cut), or -1 when the bytes checked
+ * are not a JSON string's.
+ */
+export function checkJsonStringBody(body: Uint8Array, from: number, stop: number, end: number): number {
+  const last = Math.min(stop, end);
+  let i = from;
+  for (; i < last; i += 1) {
     const b = body[i]!;
     if (b >= 0x20 && b !== BACKSLASH) continue;
-    if (b < 0x20 || i + 1 >= end) return false;
+    if (b < 0x20 || i + 1 >= end) return -1;
     const e = body[i + 1]!;
     if (e === LETTER_U) {
-      if (i + 5 >= end || !isHexDigit(body[i + 2]) || !isHexDigit(body[i + 3]) || !isHexDigit(body[i + 4]) || !isHexDigit(body[i + 5])) return false;
+      if (i + 5 >= end || !isHexDigit(body[i + 2]) || !isHexDigit(body[i + 3]) || !isHexDigit(body[i + 4]) || !isHexDigit(body[i + 5])) return -1;
       i += 5;
     } else if (SHORT_ESCAPES[e] === 1) {
       i += 1;
     } else {
-      return false;
+      return -1;
     }
   }
-  return true;
+  return i;
 }
 
 /** Bytes of the body per decoded piece: at most this many characters, as the record readers take them. */
@@ -121,11 +133,6 @@ export class InlineFile {
       from = to;
     }
     if (carry.length > 0) yield carry;
-  }
-
-  /** Whether the literal is a valid JSON string, as JSON.parse would judge it (the body being valid UTF-8). */
-  isValid(): boolean {
-    return isJsonStringBody(this.body, this.start, this.end);
   }
 
   /** The whole text as one string (for imports that read the file at once). */

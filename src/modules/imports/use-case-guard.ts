@@ -9,12 +9,14 @@ export interface UseCaseSnapshot {
 }
 
 /**
- * Imports parse and normalise a file before their transaction, so that a slow file does not
- * hold locks. Inside the transaction this takes a share lock on the use case row (updateUseCase
- * takes FOR UPDATE, so the two exclude each other until commit) and checks that the use case
- * is still the one the values were normalised against: same update time, same variables.
- * Otherwise the import would write values normalised under old rules, which the update's
- * renormalisation has already passed by, or annotations of a variable deleted meanwhile.
+ * Imports read the use case and its variables before their transaction, and normalise the
+ * file's values against them (annotation and prediction imports a chunk at a time inside the
+ * transaction, as the file arrives). Inside the transaction this takes a share lock on the use
+ * case row (updateUseCase takes FOR UPDATE, so the two exclude each other until commit) and
+ * checks that the use case is still the one the values are normalised against: same update
+ * time, same variables. Otherwise the import would write values normalised under old rules,
+ * which the update's renormalisation has already passed by, or annotations of a variable
+ * deleted meanwhile. While a streamed import reads its file, an update of the use case waits.
  *
  * Call it first in the transaction, before any write: writes bump the project's revision row,
  * which updateUseCase also writes, and waiting for the use case while holding that row would

@@ -16,6 +16,7 @@ import { IMPORT_SLICE_MS, readRecords } from '../imports/parse-records';
 import { findValueProblem } from '../../db/storable';
 import { withoutNul } from '../imports/text-checks';
 import type { InlineFiles } from '../imports/inline-file';
+import { reportIdsOf } from '../imports/report-lookup';
 import { importSource } from '../imports/upload';
 import { lockUnchangedUseCase } from '../imports/use-case-guard';
 import { Prompt } from '../prompt/prompt.entity';
@@ -244,15 +245,7 @@ export class RunService {
           if (p) predictions.push({ p, record: rec.record });
         }
         if (predictions.length === 0) return;
-        // Only the chunk's ids are looked up: a dataset may hold far more reports than the file.
-        const reportIds = new Map<string, string>(
-          (
-            (await manager.query('SELECT id, external_id FROM reports WHERE dataset_id = $1 AND external_id = ANY($2::text[])', [
-              dataset.id,
-              predictions.map(({ p }) => p.externalId),
-            ])) as { id: string; external_id: string }[]
-          ).map((r) => [r.external_id, r.id]),
-        );
+        const reportIds = await reportIdsOf(manager, dataset.id, predictions.map(({ p }) => p.externalId));
         const rows: ImportedRow[] = [];
         for (const { p, record } of predictions) {
           const reportId = reportIds.get(p.externalId);
