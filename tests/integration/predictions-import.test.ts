@@ -340,7 +340,7 @@ describe('prediction imports', () => {
   });
 
   it('reads a file of several chunks as it arrives: all rows or none, every problem listed in row order', async () => {
-    const big = await createDataset(t, useCase.id, 'Three chunks');
+    const big = await createDataset(t, useCase.id, 'Several chunks');
     const N = 2500;
     await importReports(t, big, jsonl(Array.from({ length: N }, (_, i) => ({ id: `B${i}`, text: `report ${i}` }))));
     const rows = Array.from({ length: N }, (_, i) => ({ id: `B${i}`, extracted_data: { grade: `G${1 + (i % 3)}` }, tokens: i % 7 }));
@@ -348,7 +348,7 @@ describe('prediction imports', () => {
     const importFile = (content: string, modelName: string) =>
       t.gql(IMPORT_PREDICTIONS, { input: { datasetId: big, format: 'JSONL', layout: 'JSON_COLUMN', modelName, promptTokensField: 'tokens', content } });
 
-    // Problems in the second and third chunk, and in the first chunk after rows were checked clean.
+    // Problems in three different chunks, the first of them after rows were checked clean and written.
     const broken = rows.map((r) => ({ ...r }));
     broken[1499] = { ...broken[1499]!, id: 'B3' };
     broken[2399] = { ...broken[2399]!, id: 'elsewhere' };
