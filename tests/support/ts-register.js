@@ -1,20 +1,3 @@
 'use strict';
-// Require hook for child processes of the tests (worker and server processes): compiles .ts with
-// @swc/core using the settings of jest.config.js (legacy decorators with metadata, as the
-// entities and resolvers need).
-const fs = require('node:fs');
-const { transformSync } = require('@swc/core');
-
-require.extensions['.ts'] = function compileTs(module, filename) {
-  const { code } = transformSync(fs.readFileSync(filename, 'utf8'), {
-    filename,
-    jsc: {
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true },
-      target: 'es2022',
-    },
-    module: { type: 'commonjs' },
-    sourceMaps: 'inline',
-  });
-  module._compile(code, filename);
-};
+// The require hook of scripts/ts-register.js, under the name the tests' child processes use.
+require('../../scripts/ts-register.js');

@@ -10,27 +10,20 @@ import type { GridPart, RankPart, StatisticsTask, StatisticsTaskResult, TaskFail
 
 /**
  * Sources run through a require hook (the tests, the benchmarks' TypeScript runs): the thread
- * compiles them the same way, with @swc/core (a development dependency, as the hook is).
+ * compiles them the same way, with scripts/ts-register.js (@swc/core, a development dependency).
  */
 const TYPESCRIPT_ENTRY = `
-const fs = require('node:fs');
-const { transformSync } = require('@swc/core');
-require.extensions['.ts'] = function compileTs(module, filename) {
-  const { code } = transformSync(fs.readFileSync(filename, 'utf8'), {
-    filename,
-    jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022' },
-    module: { type: 'commonjs' },
-    sourceMaps: 'inline',
-  });
-  module._compile(code, filename);
-};
+require(require('node:worker_threads').workerData.register);
 require(require('node:worker_threads').workerData.entry);
 `;
 
 function spawnStatisticsThread(): Worker {
   const extension = path.extname(__filename);
   const entry = path.join(__dirname, `statistics-worker${extension}`);
-  if (extension === '.ts') return new Worker(TYPESCRIPT_ENTRY, { eval: true, workerData: { entry } });
+  if (extension === '.ts') {
+    const register = path.join(__dirname, '../../../scripts/ts-register.js');
+    return new Worker(TYPESCRIPT_ENTRY, { eval: true, workerData: { entry, register } });
+  }
   return new Worker(entry);
 }
 
