@@ -155,7 +155,8 @@ export type RunColumns = Map<string, (RecordCell | null | undefined)[]>;
  * asks for given their fingerprint (those not cached under it), both in one REPEATABLE READ
  * snapshot: the cells read are exactly the ones the fingerprint describes, whatever commits
  * meanwhile. The digest covers each row's id and `xmin` (the transaction that wrote this
- * version of the row), so it is computed without reading any cell.
+ * version of the row), so it is computed without reading any cell: the sum of a 64-bit hash of
+ * each, which needs no sort (an md5 of the ordered list took 300–400 ms at 90 runs × 1,252).
  *
  * The wanted runs' cells are handed to `consume` in groups of `runsPerGroup` runs (in the order
  * of `runIds`), each group read after the previous one was consumed: only one group's cells are
@@ -174,7 +175,7 @@ export async function loadRunSnapshot(
   if (runIds.length === 0) return { fingerprints: new Map(), rowsRead: 0 };
   return inSnapshot(dataSource, async (runner) => {
     const rows = (await runner.query(
-      `SELECT run_id, count(*)::int AS n, md5(string_agg(id::text || '.' || xmin::text, ',' ORDER BY id)) AS digest
+      `SELECT run_id, count(*)::int AS n, sum(hashtextextended(id::text || '.' || xmin::text, 0))::text AS digest
        FROM predictions WHERE run_id = ANY($1) AND status = 'SUCCEEDED' GROUP BY run_id`,
       [runIds],
     )) as { run_id: string; n: number; digest: string }[];
