@@ -6,7 +6,7 @@ import type { GridRun, GridVariable } from './bootstrap';
 import type { SimilarityLookup } from './embedding/embedder';
 import { AnalyticsError } from './errors';
 import { encodeReferences, itemScores, primaryMetric } from './metrics';
-import type { RecordCell } from './normalise';
+import { cellOf, type RecordCell } from './normalise';
 import type { NormalisedCell, VariableSpec } from './types';
 
 /** One run's normalised prediction records in the dataset's report order; `undefined` = no prediction. */
@@ -39,7 +39,7 @@ export function buildGridInput(
   opts?: GridInputOptions,
 ): { variables: GridVariable[]; runs: GridRun[] } {
   const n = references.length;
-  const refsByVariable = specs.map((spec) => references.map((rec) => rec?.[spec.key]));
+  const refsByVariable = specs.map((spec) => references.map((rec) => cellOf(rec, spec.key)));
   const variables = specs.map((spec, v) => gridVariable(spec, refsByVariable[v]!, opts));
   const gridRuns = runs.map((run) => {
     if (run.records.length !== n) {
@@ -72,7 +72,7 @@ export function gridItemColumn(
   records: RunRecords['records'],
   opts?: GridInputOptions,
 ): Float64Array {
-  return gridItemScores(spec, references, records.map((rec) => rec?.[spec.key]), opts);
+  return gridItemScores(spec, references, records.map((rec) => cellOf(rec, spec.key)), opts);
 }
 
 /**

@@ -25,6 +25,14 @@ export type AbsentCell = undefined;
 /** A cell of a normalised record: a normalised value, or {@link AbsentCell} for an unannotated reference. */
 export type RecordCell = NormalisedCell | AbsentCell;
 
+/**
+ * The record's own cell of `key` (undefined: no record, or no such key). Own only: a variable may
+ * be named `constructor` or `toString`, which every parsed object inherits.
+ */
+export function cellOf<T>(record: Readonly<Record<string, T>> | undefined | null, key: string): T | undefined {
+  return record !== undefined && record !== null && Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
 /** Whose values a record holds: decides what an absent key means. */
 export type RecordRole = 'prediction' | 'reference';
 

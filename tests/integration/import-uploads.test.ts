@@ -132,4 +132,22 @@ describe('imports as multipart uploads', () => {
     ).importPredictions;
     expect(predictions).toMatchObject({ imported: 2 });
   });
+
+  it('a file rejected as a whole after a first chunk with problems answers with that one error, for annotations and predictions', async () => {
+    const { datasetId } = await createLoadedDataset(t, a.id);
+    // 1,200 records (~400 KB, several pieces of the upload): an unknown report in the first
+    // chunk, bytes that are not UTF-8 after the first chunks were checked.
+    const note = 'x'.repeat(300);
+    const head = Buffer.from(jsonl([{ id: 'NOPE', grade: 'G1', note }, ...Array.from({ length: 1199 }, () => ({ id: 'R1', grade: 'G2', note }))]) + '\n');
+    const bytes = new Uint8Array(Buffer.concat([head, Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d, 0x0a])]));
+    const alone = [{ row: 0, reason: 'the file is not valid UTF-8' }];
+    const annotations = await upload(IMPORT_ANNOTATIONS, { datasetId, annotatorName: 'never', format: 'JSONL' }, bytes);
+    expect(annotations.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', rowErrors: alone });
+    const predictions = await upload(IMPORT_PREDICTIONS, { datasetId, format: 'JSONL', layout: 'WIDE', modelName: 'org/never' }, bytes);
+    expect(predictions.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', rowErrors: alone });
+    const [{ n }] = (await t.dataSource.query('SELECT (SELECT count(*) FROM annotations WHERE dataset_id = $1) + (SELECT count(*) FROM runs WHERE dataset_id = $1) AS n', [
+      rowId(datasetId),
+    ])) as [{ n: string }];
+    expect(Number(n)).toBe(0);
+  });
 });

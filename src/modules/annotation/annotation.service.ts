@@ -119,7 +119,7 @@ export class AnnotationService {
       });
       // Throwing rolls the transaction back: whatever was inserted is gone.
       const found = read.rejected ? { errors: [], unknownColumns: [], fileLevel: false } : reader.finish();
-      const all: RowError[] = [...read.errors, ...found.errors, ...(found.fileLevel ? [] : errors)];
+      const all: RowError[] = [...read.errors, ...found.errors, ...(read.rejected || found.fileLevel ? [] : errors)];
       if (!read.showLines) for (const error of all) delete error.line;
       if (all.length > 0) throw importFailure(all.sort((a, b) => a.row - b.row));
       if (totals.values === 0) throw importFailure([{ row: 0, reason: 'the file holds no annotation values' }]);

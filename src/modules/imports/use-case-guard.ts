@@ -18,9 +18,8 @@ export interface UseCaseSnapshot {
  * which the update's renormalisation has already passed by, or annotations of a variable
  * deleted meanwhile. While a streamed import reads its file, an update of the use case waits.
  *
- * Call it first in the transaction, before any write: writes bump the project's revision row,
- * which updateUseCase also writes, and waiting for the use case while holding that row would
- * deadlock.
+ * Call it first in the transaction, before any write: the import then waits for a use case
+ * update to commit before holding any lock of its own that the update might need.
  */
 export async function lockUnchangedUseCase(manager: EntityManager, snapshot: UseCaseSnapshot): Promise<void> {
   const rows = (await manager.query('SELECT updated_at FROM use_cases WHERE id = $1 FOR SHARE', [snapshot.useCaseId])) as { updated_at: Date }[];

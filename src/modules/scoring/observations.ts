@@ -1,5 +1,6 @@
 import type { SimilarityLookup } from '../../analytics/embedding/embedder';
 import { itemScores } from '../../analytics/metrics';
+import { cellOf as cellOfRecord } from '../../analytics/normalise';
 import type { InvalidCategory, NormalisedCell, VariableSpec } from '../../analytics/types';
 import { sizeClass } from '../../analytics/groups';
 import { badInput } from '../../graphql/errors';
@@ -62,7 +63,7 @@ export function unitObservations(g: ObservationSource): UnitObservations {
 const NO_ANSWER: NormalisedCell = { status: 'INVALID', category: 'MISSING' };
 
 function cellOf(record: RecordRow, key: string): NormalisedCell {
-  return (record?.[key] as NormalisedCell | undefined) ?? NO_ANSWER;
+  return (cellOfRecord(record, key) as NormalisedCell | undefined) ?? NO_ANSWER;
 }
 
 /** Checks that exactly one way of stratifying is given. */

@@ -36,7 +36,7 @@ export const DEFAULT_RUN_CACHE_BYTES = 256 * 1024 * 1024;
 export class RunItemCache {
   private readonly entries = new Map<string, RunItems>();
   private bytes = 0;
-  /** Counters for operations and tests: look-ups answered, and prediction rows decoded. */
+  /** Counters for operations and tests: look-ups answered, and the succeeded predictions of the runs read. */
   readonly stats = { hits: 0, misses: 0, predictionRowsRead: 0 };
 
   constructor(readonly capacityBytes = DEFAULT_RUN_CACHE_BYTES) {}

@@ -20,6 +20,7 @@ import { REAL_TILE } from '../../analytics/bootstrap-kernel-wasm';
 import { buildGridInput, gridItemScores, gridVariable } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
+import { cellOf } from '../../analytics/normalise';
 import { partitionVariance } from '../../analytics/mixed-model';
 import type { NormalisedCell } from '../../analytics/types';
 import { INVALID_CATEGORIES } from '../../analytics/types';
@@ -705,7 +706,7 @@ export class ScoringService {
         if (spec.type === 'FREE_TEXT' || spec.type === 'LIST') return;
         const interval = spec.type === 'NUMERIC';
         const cellRating = (a: number, i: number, forInterval: boolean): Rating => {
-          const cell = records[a]![i]?.[spec.key];
+          const cell = cellOf(records[a]![i], spec.key);
           if (!cell || cell.status === 'INVALID') return null;
           if (cell.status === 'MISSING') return forInterval ? null : MISSING_RATING;
           const v = cell.value;
@@ -1163,7 +1164,7 @@ export class ScoringService {
     for (const records of recordSets) {
       for (const record of records) {
         for (const key of textKeys) {
-          const cell = record?.[key];
+          const cell = cellOf(record, key);
           if (cell?.status !== 'VALUE') continue;
           if (Array.isArray(cell.value)) for (const item of cell.value) texts.add(String(item));
           else texts.add(String(cell.value));
@@ -1250,8 +1251,8 @@ export class ScoringService {
       await yieldToEventLoop();
     }
     const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);
-    // The runs not cached are read (as columns of shared cells) and turned into item scores a
-    // slice at a time: only one slice's prediction cells are alive at once.
+    // The runs not cached are read (as columns of shared cells, two slices at once on two
+    // connections of one snapshot) and turned into item scores a slice at a time.
     const snapshot = await loadRunSnapshot(
       this.dataSource,
       frame,
@@ -1320,7 +1321,7 @@ export class ScoringService {
     const recordMap = await loadRunRecords(this.dataSource, frame, runs.map((r) => r.id));
     const records = runs.map((r) => recordMap.get(r.id)!);
     const { similarity, embedder } = await this.similarityFor(principal, frame, [references, ...records], options);
-    const variableIndex = frame.specs.map((_, i) => i).filter((i) => references.some((r) => r?.[frame.specs[i]!.key] !== undefined));
+    const variableIndex = frame.specs.map((_, i) => i).filter((i) => references.some((r) => cellOf(r, frame.specs[i]!.key) !== undefined));
     const specs = variableIndex.map((i) => frame.specs[i]!);
     let grid: BootstrapGridResult | null = null;
     if (runs.length > 0 && specs.length > 0) {
@@ -1339,7 +1340,7 @@ export class ScoringService {
         await grids.addSlice(input.variables, input.runs, conditional, (i, column) => {
           const runRecords = records[start + i]!;
           const key = input.variables[column]!.key;
-          return (report) => isValidCell(runRecords[report]?.[key]);
+          return (report) => isValidCell(cellOf(runRecords[report], key));
         });
       }
       grid = await grids.all();
