@@ -2,7 +2,7 @@ import { bootstrapGrid } from '../../../src/analytics/bootstrap';
 import { AnalyticsError } from '../../../src/analytics/errors';
 import { buildGridInput } from '../../../src/analytics/grid-input';
 import { scoreVariable } from '../../../src/analytics/metrics';
-import { normaliseRecord } from '../../../src/analytics/normalise';
+import { cellOf, normaliseRecord } from '../../../src/analytics/normalise';
 import type { VariableSpec } from '../../../src/analytics/types';
 
 const specs: VariableSpec[] = [
@@ -53,5 +53,23 @@ describe('buildGridInput', () => {
 
   it('checks run lengths', () => {
     expect(() => buildGridInput(specs, refs, [{ id: 'short', records: [] }])).toThrow(AnalyticsError);
+  });
+});
+
+describe('variables named like inherited object properties', () => {
+  it('a record without the key has no cell, whatever its prototype holds', () => {
+    const spec: VariableSpec = { key: 'constructor', type: 'CATEGORICAL', options: ['a', 'b'] };
+    const proto: VariableSpec = { key: '__proto__', type: 'CATEGORICAL', options: ['a', 'b'] };
+    const references = [JSON.parse('{"constructor": {"status": "VALUE", "value": "a"}, "__proto__": {"status": "VALUE", "value": "b"}}'), {}];
+    const predictions = [{}, JSON.parse('{"constructor": {"status": "VALUE", "value": "a"}, "__proto__": {"status": "VALUE", "value": "b"}}')];
+    const { variables, runs } = buildGridInput([spec, proto], references, [{ id: 'r', records: predictions }]);
+    // Report 2 has no reference for either variable (no group, no item score); report 1's
+    // prediction has no cell (scored 0).
+    expect(Array.from(variables[0]!.groups)).toEqual([0, -1]);
+    expect(Array.from(variables[1]!.groups)).toEqual([0, -1]);
+    expect(Array.from(runs[0]!.items[0]!)).toEqual([0, NaN]);
+    expect(Array.from(runs[0]!.items[1]!)).toEqual([0, NaN]);
+    expect(cellOf({}, 'toString')).toBeUndefined();
+    expect(cellOf(JSON.parse('{"__proto__": 1}'), '__proto__')).toBe(1);
   });
 });
