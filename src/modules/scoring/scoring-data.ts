@@ -32,6 +32,9 @@ export async function loadFrame(dataSource: DataSource, datasetId: string): Prom
     ordinal: number;
   }[];
   const annotators = await dataSource.getRepository(Annotator).find({ where: { datasetId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  const ordinalIndex = new Map(reports.map((r, i) => [r.ordinal, i]));
+  // Imports give each new report the next ordinal under the dataset's lock; cells are placed by it.
+  if (ordinalIndex.size !== reports.length) throw new Error(`reports of dataset ${datasetId} share an ordinal`);
   return {
     dataset,
     useCase,
@@ -39,7 +42,7 @@ export async function loadFrame(dataSource: DataSource, datasetId: string): Prom
     specs: variables.map((v) => toSpec(v, useCase)),
     reportIds: reports.map((r) => r.id),
     index: new Map(reports.map((r, i) => [r.id, i])),
-    ordinalIndex: new Map(reports.map((r, i) => [r.ordinal, i])),
+    ordinalIndex,
     annotators,
   };
 }
@@ -264,11 +267,12 @@ async function readRunColumns(runner: QueryRunner, frame: DatasetFrame, runIds: 
   const n = frame.reportIds.length;
   const columns = runIds.map(() => new Map(keys.map((key) => [key, new Array<RecordCell | null | undefined>(n).fill(undefined)])));
   const rows = (await runner.query(
-    `SELECT array_position($1::uuid[], p.run_id) AS run, c.key, c.value AS cell, string_agg(int4send(p.report_ordinal), ''::bytea) AS ordinals
-     FROM predictions p CROSS JOIN LATERAL jsonb_each(p.cells) AS c(key, value)
+    `SELECT array_position($1::uuid[], p.run_id) AS run, c.key, c.value AS cell, string_agg(int4send(r.ordinal), ''::bytea) AS ordinals
+     FROM predictions p JOIN reports r ON r.id = p.report_id AND r.dataset_id = $3
+       CROSS JOIN LATERAL jsonb_each(p.cells) AS c(key, value)
      WHERE p.run_id = ANY($1::uuid[]) AND p.status = 'SUCCEEDED' AND c.key = ANY($2::text[])
      GROUP BY p.run_id, c.key, c.value`,
-    [runIds, keys],
+    [runIds, keys, frame.dataset.id],
   )) as { run: number; key: string; cell: RecordCell | null; ordinals: Buffer }[];
   for (const { run, key, cell, ordinals } of rows) {
     const column = columns[run - 1]?.get(key);
