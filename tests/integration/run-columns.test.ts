@@ -119,47 +119,6 @@ describe('prediction cells read as columns', () => {
     expect([...snapshot.fingerprints.values()].map((f) => f.rows)).toEqual([4, 4]);
   });
 
-  it('reads every group in the one snapshot, also on its second connection, whatever commits meanwhile', async () => {
-    const frame = await loadFrame(t.dataSource, rowId(datasetId));
-    const before = await loadRunRecords(t.dataSource, frame, runIds);
-    const target = runIds[1]!;
-    // The second connection (the second group's reader) imports the snapshot only after a
-    // rewrite of the target run's grade of R1 has committed, after the snapshot was taken.
-    const create = t.dataSource.createQueryRunner.bind(t.dataSource);
-    let rewrites = 0;
-    const spy = jest.spyOn(t.dataSource, 'createQueryRunner').mockImplementation((mode) => {
-      const runner = create(mode);
-      const query = runner.query.bind(runner) as (sql: string, parameters?: unknown[]) => Promise<unknown>;
-      runner.query = (async (sql: string, parameters?: unknown[]) => {
-        if (sql.startsWith('SET TRANSACTION SNAPSHOT')) {
-          rewrites += 1;
-          await create().query(
-            `UPDATE predictions p SET cells = jsonb_set(cells, '{grade}', '{"status": "VALUE", "value": "G3"}') FROM reports r
-             WHERE r.id = p.report_id AND p.run_id = $1 AND r.external_id = 'R1'`,
-            [target],
-          );
-        }
-        return query(sql, parameters);
-      }) as typeof runner.query;
-      return runner;
-    });
-    const seen = new Map<string, RunColumns>();
-    const statements = t.queries.length;
-    try {
-      await loadRunSnapshot(t.dataSource, frame, [runIds[0]!, target], keys, () => true, async (columns) => {
-        for (const [id, c] of columns) seen.set(id, c);
-      }, 1);
-    } finally {
-      spy.mockRestore();
-    }
-    expect(rewrites).toBe(1);
-    expect(t.queries.slice(statements).filter((sql) => sql.startsWith('SET TRANSACTION SNAPSHOT'))).toHaveLength(1);
-    expect(seen.get(target)!.get('grade')).toEqual(before.get(target)!.map((record) => record?.['grade']));
-    expect(seen.get(target)!.get('grade')![0]).toEqual({ status: 'VALUE', value: 'G1' });
-    const after = await loadRunRecords(t.dataSource, frame, [target]);
-    expect(after.get(target)![0]!['grade']).toEqual({ status: 'VALUE', value: 'G3' });
-  });
-
   it('gives the reference the cells of its records, each report in its place', async () => {
     const frame = await loadFrame(t.dataSource, rowId(datasetId));
     const records = await loadAnnotatorRecords(t.dataSource, frame, annotatorId);

@@ -162,10 +162,9 @@ export type RunColumns = Map<string, (RecordCell | null | undefined)[]>;
  * version of the row), so it is computed without reading any cell: the sum of a 64-bit hash of
  * each, which needs no sort (an md5 of the ordered list took 300–400 ms at 90 runs × 1,252).
  *
- * The wanted runs' cells are handed to `consume` in groups of `runsPerGroup` runs, read on two
- * connections of the same snapshot (readGroups), each reading its next group once `consume` is
- * done with its last: at most two groups' cells are held at a time, whatever the number of runs
- * and reports, and groups may be consumed in any order. They are read as columns (see
+ * The wanted runs' cells are handed to `consume` in groups of `runsPerGroup` runs (in the order
+ * of `runIds`), each group read after the previous one was consumed: only one group's cells are
+ * held at a time, whatever the number of runs and reports. They are read as columns (see
  * readRunColumns), not as one object per prediction.
  */
 export async function loadRunSnapshot(
@@ -190,69 +189,14 @@ export async function loadRunSnapshot(
     const step = Math.max(1, Math.floor(runsPerGroup));
     const groups: string[][] = [];
     for (let start = 0; start < wanted.length; start += step) groups.push(wanted.slice(start, start + step));
+    if (groups.length > 0) await groupByHashing(runner);
     let rowsRead = 0;
-    await readGroups(dataSource, runner, groups.length, async (reader, g) => {
-      await consume(await readRunColumns(reader, frame, groups[g]!, keys));
-      for (const id of groups[g]!) rowsRead += fingerprints.get(id)!.rows;
-    });
+    for (const group of groups) {
+      await consume(await readRunColumns(runner, frame, group, keys));
+      for (const id of group) rowsRead += fingerprints.get(id)!.rows;
+    }
     return { fingerprints, rowsRead };
   });
-}
-
-/** Connections that read one snapshot's groups of runs at once: PostgreSQL groups a statement's cells on one core. */
-const SNAPSHOT_READERS = 2;
-
-/**
- * Runs `read` for groups 0 … count - 1, each group once, on `runner` (in a REPEATABLE READ
- * transaction) and, when there is more than one group, on a further connection that imports the
- * same snapshot (`pg_export_snapshot`, `SET TRANSACTION SNAPSHOT`): both see exactly what the
- * first one sees, and each takes the next group when it is done with one. After a failure no
- * group is started; the first failure is thrown once both connections are idle.
- */
-async function readGroups(
-  dataSource: DataSource,
-  runner: QueryRunner,
-  count: number,
-  read: (reader: QueryRunner, group: number) => Promise<void>,
-): Promise<void> {
-  if (count === 0) return;
-  await groupByHashing(runner);
-  const readers = [runner];
-  const others: QueryRunner[] = [];
-  try {
-    if (count > 1 && SNAPSHOT_READERS > 1) {
-      const [{ snapshot }] = (await runner.query('SELECT pg_export_snapshot() AS snapshot')) as [{ snapshot: string }];
-      // A utility statement takes no parameters: the id PostgreSQL made goes in as a literal.
-      if (!/^[0-9A-F]+(-[0-9A-F]+)+$/i.test(snapshot)) throw new Error('unexpected snapshot id from pg_export_snapshot');
-      const other = dataSource.createQueryRunner();
-      others.push(other);
-      await other.connect();
-      await other.startTransaction('REPEATABLE READ');
-      await other.query(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
-      await groupByHashing(other);
-      readers.push(other);
-    }
-    let next = 0;
-    let failure: { error: unknown } | null = null;
-    await Promise.all(
-      readers.map(async (reader) => {
-        while (failure === null && next < count) {
-          const group = next++;
-          try {
-            await read(reader, group);
-          } catch (error) {
-            failure ??= { error };
-          }
-        }
-      }),
-    );
-    if (failure !== null) throw (failure as { error: unknown }).error;
-  } finally {
-    for (const other of others) {
-      if (other.isTransactionActive) await other.rollbackTransaction().catch(() => undefined);
-      await other.release();
-    }
-  }
 }
 
 /**

@@ -1251,8 +1251,8 @@ export class ScoringService {
       await yieldToEventLoop();
     }
     const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);
-    // The runs not cached are read (as columns of shared cells, two slices at once on two
-    // connections of one snapshot) and turned into item scores a slice at a time.
+    // The runs not cached are read (as columns of shared cells) and turned into item scores a
+    // slice at a time: only one slice's prediction cells are alive at once.
     const snapshot = await loadRunSnapshot(
       this.dataSource,
       frame,
