@@ -205,18 +205,19 @@ export async function loadRunSnapshot(
  * distinct cell once with the ordinals of the reports that have it (packed as 4-byte big-endian
  * integers): a categorical variable of a 20,000-report run arrives as a few rows instead of
  * 20,000 parsed objects, which kept the request thread collecting garbage. Free text, every cell
- * distinct, is the worst case: a row per prediction and variable.
+ * distinct, is the worst case: a row per prediction and variable. A prediction's ordinal is its
+ * report's, copied when it was written (no join: with one, the planner probed the reports a
+ * prediction at a time); the run's reports are the dataset's, whose ordinals loadFrame checks.
  */
 async function readRunColumns(runner: QueryRunner, frame: DatasetFrame, runIds: string[], keys: readonly string[]): Promise<Map<string, RunColumns>> {
   const n = frame.reportIds.length;
   const columns = runIds.map(() => new Map(keys.map((key) => [key, new Array<RecordCell | null | undefined>(n).fill(undefined)])));
   const rows = (await runner.query(
-    `SELECT array_position($1::uuid[], p.run_id) AS run, c.key, c.value AS cell, string_agg(int4send(r.ordinal), ''::bytea) AS ordinals
-     FROM predictions p JOIN reports r ON r.id = p.report_id AND r.dataset_id = $3
-       CROSS JOIN LATERAL jsonb_each(p.cells) AS c(key, value)
+    `SELECT array_position($1::uuid[], p.run_id) AS run, c.key, c.value AS cell, string_agg(int4send(p.report_ordinal), ''::bytea) AS ordinals
+     FROM predictions p CROSS JOIN LATERAL jsonb_each(p.cells) AS c(key, value)
      WHERE p.run_id = ANY($1::uuid[]) AND p.status = 'SUCCEEDED' AND c.key = ANY($2::text[])
      GROUP BY p.run_id, c.key, c.value`,
-    [runIds, keys, frame.dataset.id],
+    [runIds, keys],
   )) as { run: number; key: string; cell: RecordCell | null; ordinals: Buffer }[];
   for (const { run, key, cell, ordinals } of rows) {
     const column = columns[run - 1]?.get(key);
