@@ -100,6 +100,7 @@ async function main(): Promise<void> {
     const healthWorst: number[] = [];
     const liveWorst: number[] = [];
     const peakRss: number[] = [];
+    const startRss: number[] = [];
     // Where the server keeps item scores per run, cold means those are gone too.
     const clearRunCache = () => (server.services.scoring as { runItems?: { clear(): void } }).runItems?.clear();
     for (let i = 0; i < repeats; i++) {
@@ -110,6 +111,7 @@ async function main(): Promise<void> {
       // computation kept other requests waiting.
       let polling = true;
       let rssPeak = process.memoryUsage.rss();
+      startRss.push(rssPeak / 2 ** 20);
       const rssTimer = setInterval(() => {
         rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
       }, 20);
@@ -158,7 +160,7 @@ async function main(): Promise<void> {
     process.stdout.write(`leaderboard cold: median ${median(cold).toFixed(0)} ms (runs ${cold.map((x) => x.toFixed(0)).join(', ')})\n`);
     process.stdout.write(`/healthz during the cold computation, slowest answer: median ${median(healthWorst).toFixed(0)} ms (runs ${healthWorst.map((x) => x.toFixed(0)).join(', ')})\n`);
     process.stdout.write(`/livez during the cold computation, slowest answer: median ${median(liveWorst).toFixed(0)} ms (runs ${liveWorst.map((x) => x.toFixed(0)).join(', ')})\n`);
-    process.stdout.write(`peak RSS during the cold computation: median ${median(peakRss).toFixed(0)} MB (runs ${peakRss.map((x) => x.toFixed(0)).join(', ')}); process maximum ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB\n`);
+    process.stdout.write(`peak RSS during the cold computation: median ${median(peakRss).toFixed(0)} MB (runs ${peakRss.map((x) => x.toFixed(0)).join(', ')}; RSS as each began ${startRss.map((x) => x.toFixed(0)).join(', ')} MB); process maximum ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB\n`);
     process.stdout.write(`leaderboard cached: median ${median(cached).toFixed(1)} ms (runs ${cached.map((x) => x.toFixed(1)).join(', ')})\n`);
     if (landings > 0) {
       process.stdout.write(`import of one more run: median ${median(landedImport).toFixed(0)} ms (runs ${landedImport.map((x) => x.toFixed(0)).join(', ')})\n`);
