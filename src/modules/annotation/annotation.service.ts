@@ -1,6 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { normaliseValue } from '../../analytics/normalise';
-import { TimeSlices } from '../../event-loop';
 import { badInput } from '../../graphql/errors';
 import { Role } from '../api-key/api-key.entity';
 import type { Principal } from '../api-key/principal';
@@ -9,7 +8,7 @@ import type { DatasetService } from '../dataset/dataset.service';
 import type { RowError } from '../imports/import-errors';
 import { importFailure } from '../imports/import.types';
 import { AnnotationReader, type ParsedAnnotation } from '../imports/parse-annotations';
-import { IMPORT_SLICE_MS, readRecords } from '../imports/parse-records';
+import { readRecords } from '../imports/parse-records';
 import { containsNul, NUL_REASON } from '../imports/text-checks';
 import type { InlineFiles } from '../imports/inline-file';
 import { reportIdsOf } from '../imports/report-lookup';
@@ -67,9 +66,7 @@ export class AnnotationService {
       });
       const errors: RowError[] = [];
       const totals = { reports: 0, values: 0 };
-      // Normalising a chunk's values takes a while: other requests get a turn in between.
-      const slices = new TimeSlices(IMPORT_SLICE_MS);
-      const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, RECORD_CHUNK, async (records, clean) => {
+      const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, RECORD_CHUNK, async (records, clean, pause) => {
         const annotations: ParsedAnnotation[] = [];
         for (const rec of records) {
           const annotation = reader.add(rec);
@@ -109,7 +106,8 @@ export class AnnotationService {
             rows.status.push(cell.status);
           }
           if (rows.report.length > before) reports += 1;
-          await slices.pause();
+          // Normalising a chunk's values takes a while: other requests get a turn in between.
+          await pause();
         }
         // After a problem nothing more is written; the rest is still checked.
         if (!clean || reader.failed || errors.length > 0 || rows.report.length === 0) return;

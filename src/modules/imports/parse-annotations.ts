@@ -1,5 +1,5 @@
 import type { RowError } from './import-errors';
-import { describeColumns, DuplicateIdTracker, readExternalId, recordError, setOwn, type ParsedRecord } from './parse-records';
+import { describeColumns, DuplicateIdTracker, setOwn, type ParsedRecord } from './parse-records';
 
 export interface ParseAnnotationsOptions {
   idField: string;
@@ -83,22 +83,13 @@ export class AnnotationReader {
     this.records += 1;
     for (const key of Object.keys(rec.record)) this.seen.add(key);
     if (this.resolved.errors.length > 0) return null;
-    const { idField } = this.options;
-    const idResult = readExternalId(rec.record, idField);
-    if (!idResult.ok) {
-      this.errors.push(recordError(rec, idResult.reason, idField));
-      return null;
-    }
-    const duplicate = this.ids.check(idResult.id, rec.row, rec.line, idField);
-    if (duplicate) {
-      this.errors.push(duplicate);
-      return null;
-    }
+    const externalId = this.ids.identify(rec, this.options.idField, this.errors);
+    if (externalId === null) return null;
     const values: Record<string, unknown> = {};
     for (const [key, column] of this.resolved.columns) {
       if (Object.prototype.hasOwnProperty.call(rec.record, column)) setOwn(values, key, rec.record[column]);
     }
-    return { externalId: idResult.id, values, row: rec.row };
+    return { externalId, values, row: rec.row };
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { RowError } from './import-errors';
 import { resolveVariableColumns } from './parse-annotations';
-import { collectColumns, describeColumns, DuplicateIdTracker, readExternalId, recordError, setOwn, type ParsedRecord } from './parse-records';
+import { collectColumns, describeColumns, DuplicateIdTracker, recordError, setOwn, type ParsedRecord } from './parse-records';
 import { parsePythonLiteral, PythonLiteralError } from './python-literal';
 
 export type PredictionLayout = 'RAW_OUTPUT' | 'JSON_COLUMN' | 'WIDE' | 'MEDICAL_RECORD_LLM_CSV';
@@ -298,18 +298,10 @@ export class PredictionReader {
       this.idField = frameworkIdField(Object.keys(rec.record));
       if (this.idField === undefined) return null;
     }
-    const idResult = readExternalId(rec.record, this.idField);
-    if (!idResult.ok) {
-      this.errors.push(recordError(rec, idResult.reason, this.idField));
-      return null;
-    }
-    const duplicate = this.ids.check(idResult.id, rec.row, rec.line, this.idField);
-    if (duplicate) {
-      this.errors.push(duplicate);
-      return null;
-    }
+    const externalId = this.ids.identify(rec, this.idField, this.errors);
+    if (externalId === null) return null;
     const row = this.readRow(rec);
-    return row === null ? null : { externalId: idResult.id, row: rec.row, ...row };
+    return row === null ? null : { externalId, row: rec.row, ...row };
   }
 
   /**

@@ -3,6 +3,7 @@ import { MAX_NAME_LENGTH, NUL, NUL_REASON, TOO_LONG_REASON } from './text-checks
 import {
   createRecordReader,
   describeType,
+  recordError,
   textSlices,
   type ParsedRecord,
   type RecordFormat,
@@ -134,12 +135,13 @@ async function* textPieces(source: ImportSource, fail: (error: RowError) => void
 }
 
 /** How long an import works before other requests get a turn of the event loop (ms). */
-export const IMPORT_SLICE_MS = 20;
+const IMPORT_SLICE_MS = 20;
 
 /**
  * Reads a file piece by piece and hands its records to `onBatch` in file order, at most
  * `batchSize` at a time (each batch is awaited before reading on), so that only one batch of
- * records exists at a time; `clean` tells whether no problem was found so far. Problems are
+ * records exists at a time; `clean` tells whether no problem was found so far, and `pause`
+ * gives other requests a turn once IMPORT_SLICE_MS have passed (for long per-record work). Problems are
  * collected and returned, as {@link parseRecords} would. An uploaded file is read to its end
  * even when it is rejected early.
  */
@@ -148,7 +150,7 @@ export async function readRecords(
   format: RecordFormat,
   options: ParseRecordsOptions,
   batchSize: number,
-  onBatch: (records: ParsedRecord[], clean: boolean) => Promise<void> | void,
+  onBatch: (records: ParsedRecord[], clean: boolean, pause: () => Promise<void>) => Promise<void> | void,
 ): Promise<ReadRecordsResult> {
   let batch: ParsedRecord[] = [];
   let errors: RowError[] = [];
@@ -173,19 +175,21 @@ export async function readRecords(
   let failure: { error: unknown } | null = null;
   // An upload is read to its end (the request body must be consumed); a file in memory need not be.
   const inMemory = typeof source === 'string' || source instanceof InlineFile;
+  // One budget for reading and for the batches' work: `pause` between records of a batch.
   const slices = new TimeSlices(IMPORT_SLICE_MS);
+  const pause = (): Promise<void> => slices.pause();
   for await (const piece of textPieces(source, reject)) {
     if (rejected || failure) {
       if (inMemory) break;
       continue;
     }
     reader.write(piece);
-    await slices.pause();
+    await pause();
     try {
       while (!rejected && batch.length >= batchSize) {
         const full = batch.slice(0, batchSize);
         batch = batch.slice(batchSize);
-        await onBatch(full, errors.length === 0);
+        await onBatch(full, errors.length === 0, pause);
       }
     } catch (error) {
       failure = { error };
@@ -196,7 +200,7 @@ export async function readRecords(
   if (!rejected && batch.length > 0) {
     const last = batch;
     batch = [];
-    await onBatch(last, errors.length === 0);
+    await onBatch(last, errors.length === 0, pause);
   }
   const result: ReadRecordsResult = { errors, rejected, showLines: reader.showLines };
   if (format === 'CSV') {
@@ -252,6 +256,24 @@ export class DuplicateIdTracker {
     }
     this.firstRow.set(id, row);
     return null;
+  }
+
+  /**
+   * The record's external id (readExternalId) when it is readable and not seen in an earlier
+   * row; otherwise null, with the reason pushed to `errors`.
+   */
+  identify(rec: ParsedRecord, idField: string, errors: RowError[]): string | null {
+    const idResult = readExternalId(rec.record, idField);
+    if (!idResult.ok) {
+      errors.push(recordError(rec, idResult.reason, idField));
+      return null;
+    }
+    const duplicate = this.check(idResult.id, rec.row, rec.line, idField);
+    if (duplicate) {
+      errors.push(duplicate);
+      return null;
+    }
+    return idResult.id;
   }
 }
 

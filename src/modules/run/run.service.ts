@@ -1,6 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { NormalisedCell } from '../../analytics/types';
-import { TimeSlices } from '../../event-loop';
 import { parseOutput } from '../../extraction/output-parser';
 import type { PageArgs } from '../../graphql/connection';
 import { paginate } from '../../graphql/connection';
@@ -12,7 +11,7 @@ import { Model } from '../endpoint/model.entity';
 import type { RowError } from '../imports/import-errors';
 import { importFailure } from '../imports/import.types';
 import { PredictionReader, type ParsedPrediction, type ParsePredictionsOptions } from '../imports/parse-predictions';
-import { IMPORT_SLICE_MS, readRecords } from '../imports/parse-records';
+import { readRecords } from '../imports/parse-records';
 import { findValueProblem } from '../../db/storable';
 import { withoutNul } from '../imports/text-checks';
 import type { InlineFiles } from '../imports/inline-file';
@@ -30,9 +29,8 @@ import { PredictionLayout, type ImportPredictionsInput, type PredictionFilter, t
 import { Run, RunSource, RunStatus } from './run.entity';
 
 /**
- * Predictions read, checked and inserted at a time. A chunk's outputs are held three times
- * while it is written (normalised, as statement parameters, serialised by the driver): at 250
- * a 33 MB inline file peaked at 4.4–4.8 times its size, at 1,000 at 5.5 times (bench/RESULTS.md).
+ * Predictions read, checked and inserted at a time: at 250 a 33 MB inline file peaked at 4.4–4.8
+ * times its size, at 1,000 at 5.5 times (bench/RESULTS.md, prediction imports).
  */
 const INSERT_CHUNK = 250;
 
@@ -241,9 +239,7 @@ export class RunService {
       const usageOf = this.usageReader(input);
       const errors: RowError[] = [];
       const totals = { rows: 0, promptTokens: 0, completionTokens: 0, latencyMs: 0 };
-      // Normalising a chunk's outputs takes a while: other requests get a turn in between.
-      const slices = new TimeSlices(IMPORT_SLICE_MS);
-      const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, INSERT_CHUNK, async (records, clean) => {
+      const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, INSERT_CHUNK, async (records, clean, pause) => {
         const predictions: { p: ParsedPrediction; record: Record<string, unknown> }[] = [];
         for (const rec of records) {
           const p = reader.add(rec);
@@ -268,7 +264,8 @@ export class RunService {
             continue;
           }
           rows.push({ reportId, ...output, ...usageOf(p.row, record, errors) });
-          await slices.pause();
+          // Normalising a chunk's outputs takes a while: other requests get a turn in between.
+          await pause();
         }
         // After a problem nothing more is written; the rest is still checked.
         if (!clean || reader.failed || errors.length > 0 || rows.length === 0) return;

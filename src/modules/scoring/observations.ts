@@ -1,6 +1,6 @@
 import type { SimilarityLookup } from '../../analytics/embedding/embedder';
 import { itemScores } from '../../analytics/metrics';
-import { cellOf as cellOfRecord } from '../../analytics/normalise';
+import { cellOf } from '../../analytics/normalise';
 import type { InvalidCategory, NormalisedCell, VariableSpec } from '../../analytics/types';
 import { sizeClass } from '../../analytics/groups';
 import { badInput } from '../../graphql/errors';
@@ -47,11 +47,11 @@ export function unitObservations(g: ObservationSource): UnitObservations {
         ),
       ),
     );
-    valid.push(specs.map((spec) => Uint8Array.from(records, (x) => (cellOf(x, spec.key).status === 'INVALID' ? 0 : 1))));
+    valid.push(specs.map((spec) => Uint8Array.from(records, (x) => (answerOf(x, spec.key).status === 'INVALID' ? 0 : 1))));
     category.push(
       specs.map((spec) =>
         records.map((x) => {
-          const cell = cellOf(x, spec.key);
+          const cell = answerOf(x, spec.key);
           return cell.status === 'INVALID' ? cell.category : null;
         }),
       ),
@@ -62,8 +62,8 @@ export function unitObservations(g: ObservationSource): UnitObservations {
 
 const NO_ANSWER: NormalisedCell = { status: 'INVALID', category: 'MISSING' };
 
-function cellOf(record: RecordRow, key: string): NormalisedCell {
-  return (cellOfRecord(record, key) as NormalisedCell | undefined) ?? NO_ANSWER;
+function answerOf(record: RecordRow, key: string): NormalisedCell {
+  return (cellOf(record, key) as NormalisedCell | undefined) ?? NO_ANSWER;
 }
 
 /** Checks that exactly one way of stratifying is given. */

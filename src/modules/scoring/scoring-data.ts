@@ -108,11 +108,7 @@ export async function loadAnnotatorColumns(dataSource: DataSource, frame: Datase
   for (const row of rows) {
     const column = byVariable.get(row.variable_id);
     if (!column) continue;
-    const cell: RecordCell = row.status === 'VALUE' ? ({ status: 'VALUE', value: row.value } as NormalisedCell) : { status: 'MISSING' };
-    for (let at = 0; at + 4 <= row.ordinals.length; at += 4) {
-      const i = frame.ordinalIndex.get(row.ordinals.readInt32BE(at));
-      if (i !== undefined) column[i] = cell;
-    }
+    placeCell(frame, column, row.status === 'VALUE' ? ({ status: 'VALUE', value: row.value } as NormalisedCell) : { status: 'MISSING' }, row.ordinals);
   }
   return new Map(frame.variables.map((v) => [v.key, byVariable.get(v.id)!]));
 }
@@ -221,13 +217,17 @@ async function readRunColumns(runner: QueryRunner, frame: DatasetFrame, runIds: 
   )) as { run: number; key: string; cell: RecordCell | null; ordinals: Buffer }[];
   for (const { run, key, cell, ordinals } of rows) {
     const column = columns[run - 1]?.get(key);
-    if (!column) continue;
-    for (let at = 0; at + 4 <= ordinals.length; at += 4) {
-      const i = frame.ordinalIndex.get(ordinals.readInt32BE(at));
-      if (i !== undefined) column[i] = cell;
-    }
+    if (column) placeCell(frame, column, cell, ordinals);
   }
   return new Map(runIds.map((id, r) => [id, columns[r]!]));
+}
+
+/** Puts `cell` in `column` at each report whose ordinal `ordinals` holds (4-byte big-endian integers). */
+function placeCell<T>(frame: DatasetFrame, column: T[], cell: T, ordinals: Buffer): void {
+  for (let at = 0; at + 4 <= ordinals.length; at += 4) {
+    const i = frame.ordinalIndex.get(ordinals.readInt32BE(at));
+    if (i !== undefined) column[i] = cell;
+  }
 }
 
 /**
