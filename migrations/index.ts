@@ -8,6 +8,7 @@ import { RunExecution1764510000000 } from './1764510000000-run-execution';
 import { RateLimits1764520000000 } from './1764520000000-rate-limits';
 import { AuditLog1764530000000 } from './1764530000000-audit-log';
 import { AnalyticsChangeNotify1764546000000 } from './1764546000000-analytics-change-notify';
+import { RunCellColumns1764556000000 } from './1764556000000-run-cell-columns';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: Function[] = [
@@ -21,4 +22,5 @@ export const MIGRATIONS: Function[] = [
   RateLimits1764520000000,
   AuditLog1764530000000,
   AnalyticsChangeNotify1764546000000,
+  RunCellColumns1764556000000,
 ];

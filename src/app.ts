@@ -125,6 +125,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   const services = createServices(dataSource, {
     ...options,
     onEventError: options.onEventError ?? ((error) => logger.warn({ err: error }, 'publishing an event failed')),
+    onColumnStoreError: (error) => logger.warn({ err: loggableError(error) }, "storing runs' cell columns failed; the next read groups them again"),
   });
   await services.bus.start();
   await services.queue.start();

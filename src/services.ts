@@ -62,6 +62,8 @@ export interface ServiceOptions {
   onEventError?: (error: unknown) => void;
   /** ENDPOINT_ALLOW: hosts and addresses endpoints may be registered at and connected to. */
   egress?: EgressPolicy | undefined;
+  /** Where failures to store a run's cell columns after a read are reported (the next read groups them again). */
+  onColumnStoreError?: (error: unknown) => void;
   /** ANALYTICS_RUN_CACHE_MB in bytes: budget of the statistics' per-run item-score cache. */
   analyticsRunCacheBytes?: number | undefined;
   /** ANALYTICS_THREADS: worker threads of the statistics (0: on the calling thread); default one per core, at most 4. */
@@ -81,6 +83,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
   const scoring = new ScoringService(dataSource, (modelId, principal) => endpoints.embedder(principal, modelId), {
     ...(options.analyticsRunCacheBytes !== undefined ? { runCacheBytes: options.analyticsRunCacheBytes } : {}),
     statistics: createStatisticsEngine(options.analyticsThreads ?? defaultStatisticsThreads()),
+    ...(options.onColumnStoreError ? { onStoreError: options.onColumnStoreError } : {}),
   });
   const runs = new RunService(dataSource, datasets);
   return {

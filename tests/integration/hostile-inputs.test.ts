@@ -22,9 +22,12 @@ import { startTestApp, type TestApp } from '../support/test-app';
 /** Every code a refused input may carry (DESIGN.md "API conventions"), INTERNAL_SERVER_ERROR excluded. */
 const CODED = new Set(['BAD_USER_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED']);
 
-/** Tables that change without anyone writing data: the worker registry and the embedding cache. */
-/** Tables written by refused requests too: the audit trail records them, rate limits count them. */
-const UNCHECKED_TABLES = new Set(['migrations', 'job_workers', 'embeddings', 'audit_events', 'rate_limits']);
+/**
+ * Tables that change without anyone writing data (the worker registry, the embedding cache, the
+ * runs' cell columns stored after a read), and tables written by refused requests too (the audit
+ * trail records them, rate limits count them).
+ */
+const UNCHECKED_TABLES = new Set(['migrations', 'job_workers', 'embeddings', 'run_cell_columns', 'audit_events', 'rate_limits']);
 
 /** Columns written by reads, by table: when an API key was last used. */
 const VOLATILE_COLUMNS: Record<string, string[]> = { api_keys: ['last_used_at'] };

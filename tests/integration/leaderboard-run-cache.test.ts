@@ -75,8 +75,10 @@ describe('leaderboard with item scores cached per run', () => {
   }
 
   const rowsRead = () => t.services.scoring.runItems.stats.predictionRowsRead;
-  /** Statements that read prediction cells (one per slice of runs). */
-  const cellReads = () => t.queries.filter((sql) => /jsonb_each\(p\.cells\)/.test(sql)).length;
+  /** Statements that read prediction cells, stored as columns or grouped from the predictions (one per slice of runs and kind). */
+  const cellReads = () => t.queries.filter((sql) => /^\s*SELECT/.test(sql) && /FROM run_cell_columns s CROSS JOIN|jsonb_each\(p\.cells\)/.test(sql)).length;
+  /** Statements that group prediction cells (reads of runs whose columns are not stored, and stores). */
+  const groupings = () => t.queries.filter((sql) => /jsonb_each\(p\.cells\)/.test(sql)).length;
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -145,12 +147,27 @@ describe('leaderboard with item scores cached per run', () => {
       [rowId(target), JSON.stringify(changed)],
     );
     t.services.scoring.revisions.afterWrite();
+    const storedBefore = await storedDigest(target);
     const before = rowsRead();
+    t.queries.length = 0;
     const after = await board('EFFECTIVE');
     expect(rowsRead() - before).toBe(5);
+    // Its stored columns no longer match its fingerprint: grouped from its predictions, then stored again.
+    await t.services.scoring.columnStoresSettled();
+    expect(t.queries.filter((sql) => /jsonb_each\(p\.cells\)/.test(sql)).map((sql) => sql.trim().split(/\s/)[0])).toEqual(['SELECT', 'INSERT']);
+    expect(await storedDigest(target)).not.toBe(storedBefore);
     const moved = after.entries.find((e: { run: { id: string } }) => e.run.id === target);
     expect(moved.macroAverage.value).not.toBe(entries.find((e) => e.run.id === target)!.macroAverage.value);
+    t.queries.length = 0;
     expect(shape(after.entries)).toEqual(await fresh('EFFECTIVE'));
+    // A service with nothing cached reads every run's stored columns, the changed one's too.
+    expect(groupings()).toBe(0);
+    expect(cellReads()).toBe(1);
     await expectRunScoresAgree(after.entries, 'EFFECTIVE');
   });
+
+  async function storedDigest(runId: string): Promise<string | undefined> {
+    const rows = (await t.dataSource.query('SELECT digest FROM run_cell_columns WHERE run_id = $1', [rowId(runId)])) as { digest: string }[];
+    return rows[0]?.digest;
+  }
 });

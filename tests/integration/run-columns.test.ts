@@ -1,4 +1,4 @@
-import { loadAnnotatorColumns, loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type RunColumns } from '../../src/modules/scoring/scoring-data';
+import { loadAnnotatorColumns, loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, storeRunColumns, type RunColumns } from '../../src/modules/scoring/scoring-data';
 import {
   STANDARD_REFERENCE,
   STANDARD_VARIABLES,
@@ -61,29 +61,41 @@ describe('prediction cells read as columns', () => {
   });
   afterAll(() => t.close());
 
-  it('gives every run and variable the cells of its records, each report in its place', async () => {
+  /** Each state of the stored columns, and which runs a read then groups from their predictions. */
+  const STATES: { name: string; prepare: () => Promise<void>; grouped: () => string[] }[] = [
+    // The import stored each run's columns; the second run changed since.
+    { name: 'as imported', prepare: async () => undefined, grouped: () => [runIds[1]!] },
+    { name: 'all stored', prepare: () => t.dataSource.transaction((m) => storeRunColumns(m, runIds)), grouped: () => [] },
+    { name: 'none stored', prepare: async () => void (await t.dataSource.query('DELETE FROM run_cell_columns')), grouped: () => runIds },
+  ];
+
+  it('gives every run and variable the cells of its records, each report in its place, stored or grouped', async () => {
     const frame = await loadFrame(t.dataSource, rowId(datasetId));
     const records = await loadRunRecords(t.dataSource, frame, runIds);
     let lastRead = new Map<string, RunColumns>();
-    for (const perGroup of [1, 2]) {
-      const read = new Map<string, RunColumns>();
-      lastRead = read;
-      const snapshot = await loadRunSnapshot(
-        t.dataSource,
-        frame,
-        runIds,
-        keys,
-        () => true,
-        async (columns) => {
-          for (const [id, c] of columns) read.set(id, c);
-        },
-        perGroup,
-      );
-      expect(snapshot.rowsRead).toBe(4 + 4);
-      for (const id of runIds) {
-        for (const key of keys) {
-          const expected = records.get(id)!.map((record) => record?.[key]);
-          expect({ id, key, column: read.get(id)!.get(key) }).toEqual({ id, key, column: expected });
+    for (const state of STATES) {
+      await state.prepare();
+      for (const perGroup of [1, 2]) {
+        const read = new Map<string, RunColumns>();
+        lastRead = read;
+        const snapshot = await loadRunSnapshot(
+          t.dataSource,
+          frame,
+          runIds,
+          keys,
+          () => true,
+          async (columns) => {
+            for (const [id, c] of columns) read.set(id, c);
+          },
+          perGroup,
+        );
+        expect({ state: state.name, grouped: snapshot.grouped }).toEqual({ state: state.name, grouped: state.grouped() });
+        expect(snapshot.rowsRead).toBe(4 + 4);
+        for (const id of runIds) {
+          for (const key of keys) {
+            const expected = records.get(id)!.map((record) => record?.[key]);
+            expect({ state: state.name, id, key, column: read.get(id)!.get(key) }).toEqual({ state: state.name, id, key, column: expected });
+          }
         }
       }
     }
@@ -98,6 +110,33 @@ describe('prediction cells read as columns', () => {
     ]);
     expect(lastRead.get(runIds[1]!)!.get('breslow_mm')).toEqual([{ status: 'VALUE', value: 1 }, { status: 'VALUE', value: 1 }, absent, undefined, absent]);
     expect(lastRead.get(runIds[1]!)!.get('grade')).toEqual([{ status: 'VALUE', value: 'G1' }, { status: 'VALUE', value: 'G1' }, absent, undefined, { status: 'MISSING' }]);
+  });
+
+  it('stores the columns a run had when they were grouped and never reads them once the run changed', async () => {
+    const frame = await loadFrame(t.dataSource, rowId(datasetId));
+    await t.dataSource.transaction((m) => storeRunColumns(m, runIds));
+    const readRun = async () => {
+      let site: RunColumns | undefined;
+      const snapshot = await loadRunSnapshot(t.dataSource, frame, [runIds[0]!], keys, () => true, async (columns) => void (site = columns.get(runIds[0]!)), 1);
+      return { grouped: snapshot.grouped, site: site!.get('site')![0] };
+    };
+    expect(await readRun()).toEqual({ grouped: [], site: { status: 'VALUE', value: 'bovenrug links' } });
+    const change = (value: string) =>
+      t.dataSource.query(
+        `UPDATE predictions p SET cells = jsonb_set(cells, '{site}', $2::jsonb) FROM reports r WHERE r.id = p.report_id AND p.run_id = $1 AND r.external_id = 'R1'`,
+        [runIds[0], JSON.stringify({ status: 'VALUE', value })],
+      );
+    try {
+      await change('hals');
+      expect(await readRun()).toEqual({ grouped: [runIds[0]], site: { status: 'VALUE', value: 'hals' } });
+      await t.dataSource.transaction((m) => storeRunColumns(m, [runIds[0]!]));
+      expect(await readRun()).toEqual({ grouped: [], site: { status: 'VALUE', value: 'hals' } });
+    } finally {
+      await change('bovenrug links');
+    }
+    // A run without succeeded predictions stores nothing and needs no read.
+    const [{ count }] = (await t.dataSource.query('SELECT count(*)::int AS count FROM run_cell_columns WHERE run_id = ANY($1)', [runIds])) as [{ count: number }];
+    expect(count).toBe(2);
   });
 
   it('reads only the runs asked for', async () => {

@@ -27,6 +27,7 @@ import type { ExperimentProgress } from './run-execution.input';
 import { Prediction, PredictionStatus } from './prediction.entity';
 import { PredictionLayout, type ImportPredictionsInput, type PredictionFilter, type RunFilter } from './run.input';
 import { Run, RunSource, RunStatus } from './run.entity';
+import { storeRunColumns } from '../scoring/scoring-data';
 
 /**
  * Predictions read, checked and inserted at a time: at 250 a 33 MB inline file peaked at 4.4–4.8
@@ -291,6 +292,8 @@ export class RunService {
         completionTokens: totals.completionTokens,
         latencyMsSum: totals.latencyMs,
       });
+      // Stored with the predictions, so that the first leaderboard over the run need not group them.
+      await storeRunColumns(manager, [run.id]);
       const saved = await manager.getRepository(Run).findOneByOrFail({ id: run.id });
       return { run: saved, imported: totals.rows, missingReports: totalReports - totals.rows };
     });

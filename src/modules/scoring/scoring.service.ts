@@ -35,7 +35,7 @@ import { AnnotatorKind, type Annotator } from '../annotation/annotator.entity';
 import { InvalidCategory } from '../annotation/annotation.entity';
 import { Dataset } from '../dataset/dataset.entity';
 import { Model } from '../endpoint/model.entity';
-import { Run } from '../run/run.entity';
+import { PromptStrategy, Run, RunStatus } from '../run/run.entity';
 import { UseCase } from '../use-case/use-case.entity';
 import { AnalyticsCache } from './analytics-cache';
 import { gridPairedDifference } from '../../analytics/bootstrap';
@@ -43,7 +43,6 @@ import { accuracyContrast, type ContrastEstimate as AnalyticsContrastEstimate } 
 import { primaryMetric as primaryMetricOf } from '../../analytics/metrics';
 import { benjaminiHochberg } from '../../analytics/multiple-testing';
 import { pooledRatio, type PooledPart } from '../../analytics/pooled';
-import { PromptStrategy } from '../run/run.entity';
 import { AlphaLevel, type AnnotatorPairKappa, type ChanceCorrectedAgreement, type VariableChanceAgreement } from './comparison.types';
 import type {
   ContrastEstimate as ContrastEstimateType,
@@ -57,12 +56,22 @@ import type {
   StratumInput,
 } from './comparison.types';
 import { checkSizeBinEdges, checkStratum, groupLabel, selects, stratumLabeller, unitObservations } from './observations';
-import { loadReportMetadata } from './scoring-data';
 import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strategy-effects';
 import { concatGrids, jsonDigestInSlices } from './chunked';
 import { InlineStatistics, type StatisticsEngine } from './statistics-engine';
 import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, validColumn, type RunItems } from './run-item-cache';
-import { loadAnnotatorColumns, loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, type DatasetFrame, type RecordRow, type RunFingerprint } from './scoring-data';
+import {
+  loadAnnotatorColumns,
+  loadAnnotatorRecords,
+  loadFrame,
+  loadReportMetadata,
+  loadRunRecords,
+  loadRunSnapshot,
+  storeRunColumns,
+  type DatasetFrame,
+  type RecordRow,
+  type RunFingerprint,
+} from './scoring-data';
 import {
   Metric,
   ModelGrouping,
@@ -197,6 +206,9 @@ export interface DatasetGrid {
   variableIndex: number[];
 }
 
+/** Runs whose cell columns one statement stores after a read (see storeColumnsLater). */
+const STORED_RUNS_PER_STATEMENT = 8;
+
 export class ScoringService {
   private readonly cache: AnalyticsCache;
 
@@ -209,15 +221,46 @@ export class ScoringService {
   /** Runs per slice of the grid (and per read of predictions); by default from the number of reports. */
   private readonly runsPerSlice: ((reports: number) => number) | undefined;
 
+  /** Runs whose cell columns are being stored after a read grouped them, and the chain of those stores. */
+  private readonly storing = new Set<string>();
+  private stores: Promise<void> = Promise.resolve();
+  private readonly onStoreError: (error: unknown) => void;
+
   constructor(
     private readonly dataSource: DataSource,
     private embedderResolver: EmbedderResolver | null = null,
-    options: { runCacheBytes?: number; runsPerSlice?: number; statistics?: StatisticsEngine } = {},
+    options: { runCacheBytes?: number; runsPerSlice?: number; statistics?: StatisticsEngine; onStoreError?: (error: unknown) => void } = {},
   ) {
     this.cache = new AnalyticsCache(dataSource);
     this.statistics = options.statistics ?? new InlineStatistics();
     this.runsPerSlice = options.runsPerSlice === undefined ? undefined : () => options.runsPerSlice!;
     this.runItems = new RunItemCache(options.runCacheBytes ?? DEFAULT_RUN_CACHE_BYTES);
+    this.onStoreError = options.onStoreError ?? (() => undefined);
+  }
+
+  /**
+   * Stores the cell columns of finished runs that a read had to group from their predictions
+   * (runs executed, renormalised, or written before stored columns existed), after that read and
+   * one slice of runs at a time, so that the next cold read of them reads them stored. A run
+   * still executing is left: its next prediction would make them stale at once. A store that
+   * fails (the run deleted meanwhile, the database gone) only means the next read groups again.
+   */
+  private storeColumnsLater(runs: readonly Run[], grouped: readonly string[]): void {
+    const finished = new Set(runs.filter((r) => r.status !== RunStatus.QUEUED && r.status !== RunStatus.RUNNING).map((r) => r.id));
+    const ids = grouped.filter((id) => finished.has(id) && !this.storing.has(id));
+    for (const id of ids) this.storing.add(id);
+    for (let start = 0; start < ids.length; start += STORED_RUNS_PER_STATEMENT) {
+      const slice = ids.slice(start, start + STORED_RUNS_PER_STATEMENT);
+      this.stores = this.stores
+        .then(() => this.dataSource.transaction((manager) => storeRunColumns(manager, slice)))
+        .catch((error: unknown) => this.onStoreError(error))
+        .finally(() => slice.forEach((id) => this.storing.delete(id)));
+    }
+  }
+
+  /** Resolves once every store begun by a read so far has ended (stored or failed). */
+  async columnStoresSettled(): Promise<void> {
+    await this.stores;
   }
 
   /**
@@ -231,6 +274,7 @@ export class ScoringService {
   /** Stops listening for revisions and ends the statistics threads. */
   async close(): Promise<void> {
     try {
+      await this.columnStoresSettled();
       await this.cache.close();
     } finally {
       await this.statistics.close();
@@ -1286,6 +1330,7 @@ export class ScoringService {
       runsPerSlice,
     );
     this.runItems.stats.predictionRowsRead += snapshot.rowsRead;
+    this.storeColumnsLater(runs, snapshot.grouped);
     const B = Math.max(options.resamples, 1);
     const grids = new GridJobs(this.statistics, await this.statistics.multiplicities(n, B, options.seed), options.confidence);
     for (let start = 0; start < runs.length; start += runsPerSlice) {
