@@ -147,7 +147,7 @@ describe('leaderboard with item scores cached per run', () => {
       [rowId(target), JSON.stringify(changed)],
     );
     t.services.scoring.revisions.afterWrite();
-    const storedBefore = await storedDigest(target);
+    const storedBefore = await storedVersion(target);
     const before = rowsRead();
     t.queries.length = 0;
     const after = await board('EFFECTIVE');
@@ -155,7 +155,7 @@ describe('leaderboard with item scores cached per run', () => {
     // Its stored columns no longer match its fingerprint: grouped from its predictions, then stored again.
     await t.services.scoring.columnStoresSettled();
     expect(t.queries.filter((sql) => /jsonb_each\(p\.cells\)/.test(sql)).map((sql) => sql.trim().split(/\s/)[0])).toEqual(['SELECT', 'INSERT']);
-    expect(await storedDigest(target)).not.toBe(storedBefore);
+    expect(await storedVersion(target)).not.toBe(storedBefore);
     const moved = after.entries.find((e: { run: { id: string } }) => e.run.id === target);
     expect(moved.macroAverage.value).not.toBe(entries.find((e) => e.run.id === target)!.macroAverage.value);
     t.queries.length = 0;
@@ -166,8 +166,8 @@ describe('leaderboard with item scores cached per run', () => {
     await expectRunScoresAgree(after.entries, 'EFFECTIVE');
   });
 
-  async function storedDigest(runId: string): Promise<string | undefined> {
-    const rows = (await t.dataSource.query('SELECT digest FROM run_cell_columns WHERE run_id = $1', [rowId(runId)])) as { digest: string }[];
-    return rows[0]?.digest;
+  async function storedVersion(runId: string): Promise<string | undefined> {
+    const rows = (await t.dataSource.query('SELECT version FROM run_cell_columns WHERE run_id = $1', [rowId(runId)])) as { version: string }[];
+    return rows[0]?.version;
   }
 });

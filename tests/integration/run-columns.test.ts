@@ -134,9 +134,55 @@ describe('prediction cells read as columns', () => {
     } finally {
       await change('bovenrug links');
     }
-    // A run without succeeded predictions stores nothing and needs no read.
-    const [{ count }] = (await t.dataSource.query('SELECT count(*)::int AS count FROM run_cell_columns WHERE run_id = ANY($1)', [runIds])) as [{ count: number }];
-    expect(count).toBe(2);
+    // Each write gave the run a new version, and the columns were stored at the one they were grouped at.
+    const [row] = (await t.dataSource.query(
+      'SELECT s.version = v.version AS current, s.rows FROM run_cell_columns s JOIN run_cell_versions v ON v.run_id = s.run_id WHERE s.run_id = $1',
+      [runIds[0]],
+    )) as { current: boolean; rows: number }[];
+    expect(row).toEqual({ current: false, rows: 4 });
+  });
+
+  it('gives a run a new cell version with every statement that writes its predictions, and none once the run is gone', async () => {
+    const payload = await importPredictions(t, datasetId, {
+      format: 'JSONL',
+      layout: 'JSON_COLUMN',
+      modelName: 'versions',
+      content: jsonl([{ id: 'R1', extracted_data: { grade: 'G1' } }, { id: 'R2', extracted_data: { grade: 'G2' } }]),
+    });
+    const runId = rowId(payload.run.id);
+    const other = runIds[0]!;
+    const versionOf = async (id: string) =>
+      ((await t.dataSource.query('SELECT version FROM run_cell_versions WHERE run_id = $1', [id])) as { version: string }[])[0]?.version;
+    // The import stored the run's columns at the version its own writes gave it.
+    const [imported] = (await t.dataSource.query(
+      'SELECT s.version = v.version AS current, s.rows FROM run_cell_columns s JOIN run_cell_versions v ON v.run_id = s.run_id WHERE s.run_id = $1',
+      [runId],
+    )) as { current: boolean; rows: number }[];
+    expect(imported).toEqual({ current: true, rows: 2 });
+    const seen = [await versionOf(runId)];
+    const otherBefore = await versionOf(other);
+    const writes = [
+      `UPDATE predictions SET cells = cells WHERE run_id = $1`,
+      `UPDATE predictions SET status = 'FAILED' WHERE run_id = $1 AND report_ordinal = (SELECT min(report_ordinal) FROM predictions WHERE run_id = $1)`,
+      `DELETE FROM predictions WHERE run_id = $1 AND status = 'FAILED'`,
+    ];
+    for (const sql of writes) {
+      await t.dataSource.query(sql, [runId]);
+      seen.push(await versionOf(runId));
+    }
+    expect(seen.every((v) => v !== undefined)).toBe(true);
+    expect(new Set(seen).size).toBe(seen.length);
+    // Others' versions stay; a statement that touches no prediction gives none.
+    await t.dataSource.query(`UPDATE predictions SET cells = cells WHERE run_id = $1 AND false`, [runId]);
+    expect(await versionOf(runId)).toBe(seen[seen.length - 1]);
+    expect(await versionOf(other)).toBe(otherBefore);
+    // Deleting the run deletes its predictions (a cascade) and leaves no version or columns behind.
+    await t.dataSource.query('DELETE FROM runs WHERE id = $1', [runId]);
+    const left = (await t.dataSource.query(
+      'SELECT (SELECT count(*) FROM run_cell_versions WHERE run_id = $1)::int AS versions, (SELECT count(*) FROM run_cell_columns WHERE run_id = $1)::int AS columns',
+      [runId],
+    )) as { versions: number; columns: number }[];
+    expect(left).toEqual([{ versions: 0, columns: 0 }]);
   });
 
   it('reads only the runs asked for', async () => {

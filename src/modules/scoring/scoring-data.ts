@@ -18,8 +18,8 @@ export interface DatasetFrame {
   specs: VariableSpec[];
   reportIds: string[];
   index: Map<string, number>;
-  /** Report ordinal → position in `reportIds`. */
-  ordinalIndex: Map<number, number>;
+  /** Report ordinal → position in `reportIds` (-1: no report of this dataset has that ordinal). */
+  positionOfOrdinal: Int32Array;
   annotators: Annotator[];
 }
 
@@ -32,9 +32,12 @@ export async function loadFrame(dataSource: DataSource, datasetId: string): Prom
     ordinal: number;
   }[];
   const annotators = await dataSource.getRepository(Annotator).find({ where: { datasetId }, order: { createdAt: 'ASC', id: 'ASC' } });
-  const ordinalIndex = new Map(reports.map((r, i) => [r.ordinal, i]));
   // Imports give each new report the next ordinal under the dataset's lock; cells are placed by it.
-  if (ordinalIndex.size !== reports.length) throw new Error(`reports of dataset ${datasetId} share an ordinal`);
+  const positionOfOrdinal = new Int32Array(reports.length === 0 ? 0 : reports[reports.length - 1]!.ordinal + 1).fill(-1);
+  reports.forEach((r, i) => {
+    if (r.ordinal < 0 || positionOfOrdinal[r.ordinal] !== -1) throw new Error(`reports of dataset ${datasetId} share an ordinal`);
+    positionOfOrdinal[r.ordinal] = i;
+  });
   return {
     dataset,
     useCase,
@@ -42,7 +45,7 @@ export async function loadFrame(dataSource: DataSource, datasetId: string): Prom
     specs: variables.map((v) => toSpec(v, useCase)),
     reportIds: reports.map((r) => r.id),
     index: new Map(reports.map((r, i) => [r.id, i])),
-    ordinalIndex,
+    positionOfOrdinal,
     annotators,
   };
 }
@@ -133,15 +136,18 @@ export async function loadRunRecords(dataSource: DataSource, frame: DatasetFrame
 export interface RunFingerprint {
   /** Succeeded predictions. */
   rows: number;
-  /** Digest of the rows' ids and row versions: any insert, update or delete of one changes it. */
-  digest: string;
+  /**
+   * The run's cell version: every statement that inserts, updates or deletes any of its
+   * predictions gives it a new one, never given before (a trigger, see the RunCellColumns migration).
+   */
+  version: string;
 }
 
 export interface RunSnapshot {
   fingerprints: Map<string, RunFingerprint>;
   /** Succeeded predictions whose cells were read. */
   rowsRead: number;
-  /** Runs read whose columns were not stored under their fingerprint (grouped from their predictions). */
+  /** Runs read whose columns were not stored at their version (grouped from their predictions). */
   grouped: string[];
 }
 
@@ -156,16 +162,16 @@ export type RunColumns = Map<string, (RecordCell | null | undefined)[]>;
  * Each run's fingerprint, and then the cells (of the variables `keys`) of only the runs `load`
  * asks for given their fingerprint (those not cached under it), both in one REPEATABLE READ
  * snapshot: the cells read are exactly the ones the fingerprint describes, whatever commits
- * meanwhile. The digest covers each row's id and `xmin` (the transaction that wrote this
- * version of the row), so it is computed without reading any cell: the sum of a 64-bit hash of
- * each, which needs no sort (an md5 of the ordered list took 300–400 ms at 90 runs × 1,252).
+ * meanwhile. A run whose columns are stored at its version (storeRunColumns) has its
+ * fingerprint without reading any prediction; for the others the succeeded predictions are
+ * counted.
  *
  * The wanted runs' cells are handed to `consume` in groups of `runsPerGroup` runs (in the order
  * of `runIds`), each group read after the previous one was consumed: only one group's cells are
  * held at a time, whatever the number of runs and reports. They are read as columns (see
- * readRunColumns), not as one object per prediction: those stored under the run's fingerprint
- * (storeRunColumns) as stored, the others grouped from the predictions, which costs PostgreSQL
- * about 15 µs a prediction (`grouped` lists those runs, for the caller to store).
+ * readRunColumns), not as one object per prediction: stored ones as stored, the others grouped
+ * from the predictions, which costs PostgreSQL about 15 µs a prediction (`grouped` lists those
+ * runs, for the caller to store).
  */
 export async function loadRunSnapshot(
   dataSource: DataSource,
@@ -178,20 +184,30 @@ export async function loadRunSnapshot(
 ): Promise<RunSnapshot> {
   if (runIds.length === 0) return { fingerprints: new Map(), rowsRead: 0, grouped: [] };
   return inSnapshot(dataSource, async (runner) => {
-    const rows = (await runner.query(
-      `SELECT f.run_id, f.n, f.digest, coalesce(s.rows = f.n AND s.digest = f.digest, false) AS stored
-       FROM (${FINGERPRINTS}) f LEFT JOIN run_cell_columns s ON s.run_id = f.run_id`,
+    const versions = (await runner.query(
+      `SELECT r.id AS run_id, coalesce(v.version, 0)::text AS version, s.rows AS stored_rows, coalesce(s.version = coalesce(v.version, 0), false) AS stored
+       FROM unnest($1::uuid[]) AS r(id)
+       LEFT JOIN run_cell_versions v ON v.run_id = r.id
+       LEFT JOIN run_cell_columns s ON s.run_id = r.id`,
       [runIds],
-    )) as { run_id: string; n: number; digest: string; stored: boolean }[];
-    const byRun = new Map(rows.map((r) => [r.run_id, { rows: r.n, digest: r.digest }]));
-    const stored = new Set(rows.filter((r) => r.stored).map((r) => r.run_id));
-    const fingerprints = new Map<string, RunFingerprint>(runIds.map((id) => [id, byRun.get(id) ?? { rows: 0, digest: '' }]));
+    )) as { run_id: string; version: string; stored_rows: number | null; stored: boolean }[];
+    const stored = new Set(versions.filter((r) => r.stored).map((r) => r.run_id));
+    const unstored = runIds.filter((id) => !stored.has(id));
+    const counted = new Map<string, number>();
+    if (unstored.length > 0) {
+      const counts = (await runner.query(`SELECT run_id, count(*)::int AS n FROM predictions WHERE run_id = ANY($1::uuid[]) AND status = 'SUCCEEDED' GROUP BY run_id`, [
+        unstored,
+      ])) as { run_id: string; n: number }[];
+      for (const { run_id, n } of counts) counted.set(run_id, n);
+    }
+    const fingerprints = new Map<string, RunFingerprint>(
+      versions.map((r) => [r.run_id, { rows: r.stored ? r.stored_rows! : (counted.get(r.run_id) ?? 0), version: r.version }]),
+    );
     const wanted = runIds.filter((id) => load(id, fingerprints.get(id)!));
     const step = Math.max(1, Math.floor(runsPerGroup));
     const groups: string[][] = [];
     for (let start = 0; start < wanted.length; start += step) groups.push(wanted.slice(start, start + step));
-    // Only runs with predictions whose columns are not stored under their fingerprint are grouped here.
-    const grouped = wanted.filter((id) => !stored.has(id) && fingerprints.get(id)!.rows > 0);
+    const grouped = wanted.filter((id) => !stored.has(id));
     if (grouped.length > 0) await groupByHashing(runner);
     let rowsRead = 0;
     for (const group of groups) {
@@ -201,13 +217,6 @@ export async function loadRunSnapshot(
     return { fingerprints, rowsRead, grouped };
   });
 }
-
-/**
- * The fingerprint of each of the runs `$1` (uuid[]) with succeeded predictions: their number
- * and a digest of their ids and row versions (see loadRunSnapshot).
- */
-const FINGERPRINTS = `SELECT run_id, count(*)::int AS n, sum(hashtextextended(id::text || '.' || xmin::text, 0))::text AS digest
-  FROM predictions WHERE run_id = ANY($1::uuid[]) AND status = 'SUCCEEDED' GROUP BY run_id`;
 
 /**
  * The runs' (`$1`, uuid[]) succeeded predictions' cells grouped by run, key and equal cell:
@@ -228,8 +237,8 @@ function groupedCells(keys: string): string {
 
 /**
  * The cells of `keys` of the runs' succeeded predictions as columns: the grouped cells stored
- * in run_cell_columns for the runs in `stored` (whose stored fingerprint the caller found equal
- * to the run's in this snapshot), grouped from the predictions for the others.
+ * in run_cell_columns for the runs in `stored` (whose stored version the caller found equal to
+ * the run's in this snapshot), grouped from the predictions for the others.
  */
 async function readRunColumns(
   runner: QueryRunner,
@@ -264,34 +273,39 @@ async function readRunColumns(
 }
 
 /**
- * Groups the runs' cells (every key) and stores them in run_cell_columns with the fingerprint
- * they were grouped from, both read by the one statement, so they always agree. A run without
- * succeeded predictions stores nothing (readers need nothing for it). Concurrent stores of a
- * run each write a consistent row; the last one stays. Call inside a transaction (`manager`'s):
- * one that wrote predictions sees its own, whose row version is the transaction's, the same
- * once committed.
+ * Groups the runs' cells (every key) and stores them in run_cell_columns with the runs' cell
+ * versions and their succeeded predictions' count, all read by the one statement, so they
+ * always agree. Concurrent stores of a run each write a consistent row; the one of the newer
+ * version stays. Call inside a transaction (`manager`'s): one that wrote predictions sees its
+ * own, and the version its writes gave the run, which is the run's once it commits.
  */
 export async function storeRunColumns(manager: EntityManager, runIds: string[]): Promise<void> {
   if (runIds.length === 0) return;
   await groupByHashing(manager);
   await manager.query(
-    `INSERT INTO run_cell_columns (run_id, rows, digest, keys, cells, ordinals)
-     SELECT f.run_id, f.n, f.digest, coalesce(g.keys, '{}'), coalesce(g.cells, '{}'), coalesce(g.ordinals, '{}')
-     FROM (${FINGERPRINTS}) f
-     JOIN runs r ON r.id = f.run_id
+    `INSERT INTO run_cell_columns AS s (run_id, version, rows, keys, cells, ordinals)
+     SELECT r.id, coalesce(v.version, 0), coalesce(c.n, 0), coalesce(g.keys, '{}'), coalesce(g.cells, '{}'), coalesce(g.ordinals, '{}')
+     FROM runs r
+     LEFT JOIN run_cell_versions v ON v.run_id = r.id
+     LEFT JOIN (SELECT run_id, count(*)::int AS n FROM predictions WHERE run_id = ANY($1::uuid[]) AND status = 'SUCCEEDED' GROUP BY run_id) c
+       ON c.run_id = r.id
      LEFT JOIN (SELECT run_id, array_agg(key) AS keys, array_agg(cell) AS cells, array_agg(ordinals) AS ordinals
-                FROM (${groupedCells('')}) x GROUP BY run_id) g ON g.run_id = f.run_id
-     ON CONFLICT (run_id) DO UPDATE SET rows = EXCLUDED.rows, digest = EXCLUDED.digest, keys = EXCLUDED.keys,
-       cells = EXCLUDED.cells, ordinals = EXCLUDED.ordinals, stored_at = now()`,
+                FROM (${groupedCells('')}) x GROUP BY run_id) g ON g.run_id = r.id
+     WHERE r.id = ANY($1::uuid[])
+     ON CONFLICT (run_id) DO UPDATE SET version = EXCLUDED.version, rows = EXCLUDED.rows, keys = EXCLUDED.keys,
+       cells = EXCLUDED.cells, ordinals = EXCLUDED.ordinals, stored_at = now()
+     WHERE s.version <= EXCLUDED.version`,
     [runIds],
   );
 }
 
 /** Puts `cell` in `column` at each report whose ordinal `ordinals` holds (4-byte big-endian integers). */
 function placeCell<T>(frame: DatasetFrame, column: T[], cell: T, ordinals: Buffer): void {
+  const positions = frame.positionOfOrdinal;
   for (let at = 0; at + 4 <= ordinals.length; at += 4) {
-    const i = frame.ordinalIndex.get(ordinals.readInt32BE(at));
-    if (i !== undefined) column[i] = cell;
+    const ordinal = (ordinals[at]! << 24) | (ordinals[at + 1]! << 16) | (ordinals[at + 2]! << 8) | ordinals[at + 3]!;
+    const i = ordinal >= 0 && ordinal < positions.length ? positions[ordinal]! : -1;
+    if (i >= 0) column[i] = cell;
   }
 }
 

@@ -1284,7 +1284,7 @@ export class ScoringService {
     const n = frame.reportIds.length;
     const referenceCells = specs.map((spec) => references.get(spec.key)!);
     const context = await jsonDigestInSlices({ reports: frame.reportIds, specs, reference: reference.id, collapsed: options.collapsed }, referenceCells);
-    const keyOf = (runId: string, f: { rows: number; digest: string }) => `${runId}:${f.rows}:${f.digest}:${context}`;
+    const keyOf = (runId: string, f: RunFingerprint) => `${runId}:${f.rows}:${f.version}:${context}`;
     const found = new Map<string, RunItems>();
     const fingerprints = new Map<string, RunFingerprint>();
     const similarity = lexicalSimilarity();
