@@ -1276,12 +1276,15 @@ export class ScoringService {
     if (options.embeddingModelId) return this.datasetGrid(principal, datasetId, runs, options);
     const frame = await loadFrame(this.dataSource, datasetId);
     if (frame.reportIds.length === 0) throw badInput('The dataset has no reports');
+    const n = frame.reportIds.length;
+    // The resamples are drawn (on a statistics thread) while the reference and the runs are read.
+    const multiplicities = runs.length > 0 ? this.statistics.multiplicities(n, Math.max(options.resamples, 1), options.seed) : null;
+    multiplicities?.catch(() => undefined);
     const reference = await this.referenceOf(frame, options);
     const references = await loadAnnotatorColumns(this.dataSource, frame, reference.id);
     const variableIndex = frame.specs.map((_, i) => i).filter((i) => references.get(frame.specs[i]!.key)!.some((cell) => cell !== undefined));
     const specs = variableIndex.map((i) => frame.specs[i]!);
     if (runs.length === 0 || specs.length === 0) return { runs, grid: null, variableIndex };
-    const n = frame.reportIds.length;
     const referenceCells = specs.map((spec) => references.get(spec.key)!);
     const context = await jsonDigestInSlices({ reports: frame.reportIds, specs, reference: reference.id, collapsed: options.collapsed }, referenceCells);
     const keyOf = (runId: string, f: RunFingerprint) => `${runId}:${f.rows}:${f.version}:${context}`;
@@ -1295,6 +1298,25 @@ export class ScoringService {
       await yieldToEventLoop();
     }
     const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);
+    const grids = new GridJobs(this.statistics, await multiplicities!, options.confidence);
+    // Each slice of runs is bootstrapped as soon as all its runs are scored (cached or read), on
+    // the statistics threads while the next runs are read.
+    let sliced = 0;
+    const bootstrapScoredSlices = async () => {
+      while (sliced < runs.length) {
+        const slice = runs.slice(sliced, sliced + runsPerSlice);
+        if (!slice.every((r) => found.has(r.id))) return;
+        sliced += slice.length;
+        const gridRuns = slice.map((r) => {
+          const items = found.get(r.id)!;
+          return { id: r.id, items: specs.map((_, v) => itemColumn(items, v)) };
+        });
+        await grids.addSlice(gridVariables, gridRuns, options.scoring === ScoringMode.CONDITIONAL, (i, column) => {
+          const valid = validColumn(found.get(slice[i]!.id)!, column);
+          return (report) => valid[report] !== 0;
+        });
+      }
+    };
     // The runs not cached are read (as columns of shared cells) and turned into item scores a
     // slice at a time: only one slice's prediction cells are alive at once.
     const snapshot = await loadRunSnapshot(
@@ -1325,25 +1347,15 @@ export class ScoringService {
           this.runItems.set(keyOf(runId, fingerprints.get(runId)!), items);
         }
         columns.clear();
+        await bootstrapScoredSlices();
         await yieldToEventLoop();
       },
       runsPerSlice,
     );
     this.runItems.stats.predictionRowsRead += snapshot.rowsRead;
     this.storeColumnsLater(runs, snapshot.grouped);
-    const B = Math.max(options.resamples, 1);
-    const grids = new GridJobs(this.statistics, await this.statistics.multiplicities(n, B, options.seed), options.confidence);
-    for (let start = 0; start < runs.length; start += runsPerSlice) {
-      const slice = runs.slice(start, start + runsPerSlice);
-      const gridRuns = slice.map((r) => {
-        const items = found.get(r.id)!;
-        return { id: r.id, items: specs.map((_, v) => itemColumn(items, v)) };
-      });
-      await grids.addSlice(gridVariables, gridRuns, options.scoring === ScoringMode.CONDITIONAL, (i, column) => {
-        const valid = validColumn(found.get(slice[i]!.id)!, column);
-        return (report) => valid[report] !== 0;
-      });
-    }
+    // The slices of cached runs after the last one read (or all of them, when none was read).
+    await bootstrapScoredSlices();
     return { runs, grid: await grids.all(), variableIndex };
   }
 
