@@ -13,9 +13,18 @@
  * `--threads N` sets the server's ANALYTICS_THREADS (default: one per core, at most 4; 0 computes
  * on the request thread, in slices).
  *
- *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3] [--threads N]
+ * `--fresh-servers N` then asks N more cold leaderboards, each of a new server process
+ * (`dist/src/main.js`, NODE_ENV=production) over the same database, as after a restart: that
+ * process holds nothing but the server, so its resident set is the server's memory alone
+ * (sampled every 20 ms from /proc during the request, and its high-water mark).
+ *
+ *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3] [--threads N] [--fresh-servers N]
  */
-import { argument, lcg, startBenchServer } from '../support/bench-server';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { argument, BENCH_SECRET_KEY, lcg, startBenchServer, type BenchServer } from '../support/bench-server';
 
 const CATEGORICAL = 12;
 const NUMERIC = 4;
@@ -166,8 +175,99 @@ async function main(): Promise<void> {
       process.stdout.write(`import of one more run: median ${median(landedImport).toFixed(0)} ms (runs ${landedImport.map((x) => x.toFixed(0)).join(', ')})\n`);
       process.stdout.write(`leaderboard after one more run lands: median ${median(landed).toFixed(0)} ms (runs ${landed.map((x) => x.toFixed(0)).join(', ')})\n`);
     }
+    const freshServers = argument('fresh-servers', 0);
+    if (freshServers > 0) {
+      const fresh: FreshCold[] = [];
+      for (let i = 0; i < freshServers; i++) {
+        fresh.push(await coldInFreshServer(server, threads, query, { u: useCase, d: dataset, seed: 2000 + i }, RUNS + landings));
+      }
+      const list = (pick: (f: FreshCold) => number, digits = 0) => fresh.map((f) => pick(f).toFixed(digits)).join(', ');
+      process.stdout.write(
+        `fresh server process per cold request: median ${median(fresh.map((f) => f.ms)).toFixed(0)} ms (runs ${list((f) => f.ms)}); ` +
+          `slowest /livez ${list((f) => f.livez)} ms; server RSS as the request began ${list((f) => f.startRss)} MB, ` +
+          `peak during it ${list((f) => f.peakRss)} MB, high-water mark ${list((f) => f.hwm)} MB\n`,
+      );
+    }
   } finally {
     await server.close();
+  }
+}
+
+interface FreshCold {
+  ms: number;
+  livez: number;
+  startRss: number;
+  peakRss: number;
+  hwm: number;
+}
+
+/** /proc/<pid>/status fields in MB (VmRSS, VmHWM). */
+function memoryOf(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+  return { rss: field('VmRSS'), hwm: field('VmHWM') };
+}
+
+/** One cold leaderboard from a new server process over `server`'s database. */
+async function coldInFreshServer(server: BenchServer, threads: number | undefined, query: string, variables: Record<string, unknown>, entries: number): Promise<FreshCold> {
+  const child = spawn(process.execPath, [path.join(__dirname, '../../src/main.js')], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      DATABASE_URL: server.databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      SECRET_KEY: BENCH_SECRET_KEY,
+      ADMIN_API_KEY: server.key,
+      SEED_DEMO: 'false',
+      WORKER: 'false',
+      LOG_LEVEL: 'info',
+      ...(threads !== undefined ? { ANALYTICS_THREADS: String(threads) } : {}),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        if (!line.startsWith('{')) return;
+        const entry = JSON.parse(line) as { msg?: string; port?: number };
+        if (entry.msg?.startsWith('ReportQL listening') && entry.port) resolve(entry.port);
+      });
+    });
+    const startRss = memoryOf(child.pid!).rss;
+    let peakRss = startRss;
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, memoryOf(child.pid!).rss);
+    }, 20);
+    let polling = true;
+    const livez = (async () => {
+      let worst = 0;
+      while (polling) {
+        const t0 = process.hrtime.bigint();
+        await fetch(`http://127.0.0.1:${port}/livez`);
+        worst = Math.max(worst, Number(process.hrtime.bigint() - t0) / 1e6);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return worst;
+    })();
+    const started = process.hrtime.bigint();
+    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${server.key}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as { data?: any; errors?: unknown[] };
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    polling = false;
+    clearInterval(sampler);
+    const last = memoryOf(child.pid!);
+    if (body.errors || body.data.node.leaderboard.entries.length !== entries) throw new Error('leaderboard of the fresh server incomplete');
+    return { ms, livez: await livez, startRss, peakRss: Math.max(peakRss, last.rss), hwm: last.hwm };
+  } finally {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
   }
 }
 

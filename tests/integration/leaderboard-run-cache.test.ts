@@ -166,6 +166,25 @@ describe('leaderboard with item scores cached per run', () => {
     await expectRunScoresAgree(after.entries, 'EFFECTIVE');
   });
 
+  it('stores no columns of a run still executing: its next prediction would make them stale', async () => {
+    const entries = (await board('EFFECTIVE')).entries as { run: { id: string } }[];
+    const target = rowId(entries[0]!.run.id);
+    const stored = await storedVersion(entries[0]!.run.id);
+    await t.dataSource.query(`UPDATE runs SET status = 'RUNNING' WHERE id = $1`, [target]);
+    try {
+      await t.dataSource.query(`UPDATE predictions SET cells = cells WHERE run_id = $1`, [target]);
+      t.services.scoring.revisions.afterWrite();
+      t.queries.length = 0;
+      await board('EFFECTIVE');
+      await t.services.scoring.columnStoresSettled();
+      // Read by grouping its predictions, and not stored.
+      expect(t.queries.filter((sql) => /jsonb_each\(p\.cells\)/.test(sql)).map((sql) => sql.trim().split(/\s/)[0])).toEqual(['SELECT']);
+      expect(await storedVersion(entries[0]!.run.id)).toBe(stored);
+    } finally {
+      await t.dataSource.query(`UPDATE runs SET status = 'SUCCEEDED' WHERE id = $1`, [target]);
+    }
+  });
+
   async function storedVersion(runId: string): Promise<string | undefined> {
     const rows = (await t.dataSource.query('SELECT version FROM run_cell_columns WHERE run_id = $1', [rowId(runId)])) as { version: string }[];
     return rows[0]?.version;

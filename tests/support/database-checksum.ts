@@ -7,8 +7,11 @@ import type { DataSource } from 'typeorm';
 const VOLATILE_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   'public.api_keys': ['last_used_at'],
 };
-/** Tables that refused requests write too: the audit trail records them, rate limits count them. */
-const UNCHECKED_TABLES: ReadonlySet<string> = new Set(['public.audit_events', 'public.rate_limits']);
+/**
+ * Tables that refused requests write too (the audit trail records them, rate limits count them),
+ * and the runs' cell columns, which a read may store after it answered.
+ */
+const UNCHECKED_TABLES: ReadonlySet<string> = new Set(['public.audit_events', 'public.rate_limits', 'public.run_cell_columns']);
 /** Of the queue's schema only the work items count (the rest is the supervisor's state). */
 const QUEUE_COLUMNS = ['id', 'name', 'data'];
 
