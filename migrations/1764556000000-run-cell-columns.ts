@@ -19,18 +19,22 @@ export class RunCellColumns1764556000000 implements MigrationInterface {
     await q.query(`CREATE TABLE run_cell_versions (
       run_id uuid PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
       version bigint NOT NULL)`);
+    // In run order, as writers lock runs (the prediction writer, a renormalisation). The runs of
+    // the rows a statement deleted that are gone themselves (a cascade) get no version.
     await q.query(`CREATE FUNCTION bump_run_cell_version() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        -- In run order, as every writer locks runs: no two writers wait for each other crosswise.
-        -- Deleted rows of a run being deleted (a cascade) leave no version behind.
-        IF TG_OP = 'DELETE' THEN
-          INSERT INTO run_cell_versions AS v (run_id, version)
-            SELECT o.run_id, nextval('run_cell_version_seq') FROM (SELECT DISTINCT run_id FROM old_rows) o
-            JOIN runs r ON r.id = o.run_id ORDER BY 1
+        IF TG_OP = 'INSERT' THEN
+          INSERT INTO run_cell_versions (run_id, version)
+            SELECT n.run_id, nextval('run_cell_version_seq') FROM (SELECT DISTINCT run_id FROM new_rows) n ORDER BY 1
+            ON CONFLICT (run_id) DO UPDATE SET version = nextval('run_cell_version_seq');
+        ELSIF TG_OP = 'UPDATE' THEN
+          INSERT INTO run_cell_versions (run_id, version)
+            SELECT t.run_id, nextval('run_cell_version_seq') FROM (SELECT run_id FROM new_rows UNION SELECT run_id FROM old_rows) t ORDER BY 1
             ON CONFLICT (run_id) DO UPDATE SET version = nextval('run_cell_version_seq');
         ELSE
-          INSERT INTO run_cell_versions AS v (run_id, version)
-            SELECT n.run_id, nextval('run_cell_version_seq') FROM (SELECT DISTINCT run_id FROM new_rows) n ORDER BY 1
+          INSERT INTO run_cell_versions (run_id, version)
+            SELECT o.run_id, nextval('run_cell_version_seq') FROM (SELECT DISTINCT run_id FROM old_rows) o
+            JOIN runs r ON r.id = o.run_id ORDER BY 1
             ON CONFLICT (run_id) DO UPDATE SET version = nextval('run_cell_version_seq');
         END IF;
         RETURN NULL;
@@ -38,7 +42,7 @@ export class RunCellColumns1764556000000 implements MigrationInterface {
     await q.query(`CREATE TRIGGER predictions_cell_version_insert AFTER INSERT ON predictions
       REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_run_cell_version()`);
     await q.query(`CREATE TRIGGER predictions_cell_version_update AFTER UPDATE ON predictions
-      REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_run_cell_version()`);
+      REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_run_cell_version()`);
     await q.query(`CREATE TRIGGER predictions_cell_version_delete AFTER DELETE ON predictions
       REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION bump_run_cell_version()`);
     await q.query(`CREATE TABLE run_cell_columns (

@@ -226,26 +226,33 @@ async function coldInFreshServer(server: BenchServer, threads: number | undefine
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let sampler: NodeJS.Timeout | undefined;
+  let polling = true;
   try {
     const port = await new Promise<number>((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`the server exited with ${code}`)));
+      const timer = setTimeout(() => reject(new Error('the server did not listen within 60 s')), 60_000);
       createInterface({ input: child.stdout! }).on('line', (line) => {
         if (!line.startsWith('{')) return;
         const entry = JSON.parse(line) as { msg?: string; port?: number };
-        if (entry.msg?.startsWith('ReportQL listening') && entry.port) resolve(entry.port);
+        if (entry.msg?.startsWith('ReportQL listening') && entry.port) {
+          clearTimeout(timer);
+          resolve(entry.port);
+        }
       });
     });
     const startRss = memoryOf(child.pid!).rss;
     let peakRss = startRss;
-    const sampler = setInterval(() => {
-      peakRss = Math.max(peakRss, memoryOf(child.pid!).rss);
+    sampler = setInterval(() => {
+      if (child.exitCode === null) peakRss = Math.max(peakRss, memoryOf(child.pid!).rss);
     }, 20);
-    let polling = true;
     const livez = (async () => {
       let worst = 0;
       while (polling) {
         const t0 = process.hrtime.bigint();
-        await fetch(`http://127.0.0.1:${port}/livez`);
+        // A server that went away ends the polling; the request's own failure is what is reported.
+        if (!(await fetch(`http://127.0.0.1:${port}/livez`).then(() => true, () => false))) break;
         worst = Math.max(worst, Number(process.hrtime.bigint() - t0) / 1e6);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
@@ -265,8 +272,9 @@ async function coldInFreshServer(server: BenchServer, threads: number | undefine
     if (body.errors || body.data.node.leaderboard.entries.length !== entries) throw new Error('leaderboard of the fresh server incomplete');
     return { ms, livez: await livez, startRss, peakRss: Math.max(peakRss, last.rss), hwm: last.hwm };
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
+    polling = false;
+    clearInterval(sampler);
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   }
 }

@@ -166,10 +166,11 @@ describe('leaderboard with item scores cached per run', () => {
     await expectRunScoresAgree(after.entries, 'EFFECTIVE');
   });
 
-  it('stores no columns of a run still executing: its next prediction would make them stale', async () => {
+  it('stores no columns of a run still executing, and stores them once it ended without another prediction', async () => {
     const entries = (await board('EFFECTIVE')).entries as { run: { id: string } }[];
     const target = rowId(entries[0]!.run.id);
     const stored = await storedVersion(entries[0]!.run.id);
+    const groupingStatements = () => t.queries.filter((sql) => /jsonb_each\(p\.cells\)/.test(sql)).map((sql) => sql.trim().split(/\s/)[0]);
     await t.dataSource.query(`UPDATE runs SET status = 'RUNNING' WHERE id = $1`, [target]);
     try {
       await t.dataSource.query(`UPDATE predictions SET cells = cells WHERE run_id = $1`, [target]);
@@ -178,12 +179,54 @@ describe('leaderboard with item scores cached per run', () => {
       await board('EFFECTIVE');
       await t.services.scoring.columnStoresSettled();
       // Read by grouping its predictions, and not stored.
-      expect(t.queries.filter((sql) => /jsonb_each\(p\.cells\)/.test(sql)).map((sql) => sql.trim().split(/\s/)[0])).toEqual(['SELECT']);
+      expect(groupingStatements()).toEqual(['SELECT']);
       expect(await storedVersion(entries[0]!.run.id)).toBe(stored);
+      // Cancelled: no prediction changes, its item scores stay cached, and its columns are stored now.
+      await t.dataSource.query(`UPDATE runs SET status = 'CANCELLED' WHERE id = $1`, [target]);
+      t.services.scoring.revisions.afterWrite();
+      t.queries.length = 0;
+      await board('EFFECTIVE');
+      await t.services.scoring.columnStoresSettled();
+      expect(groupingStatements()).toEqual(['INSERT']);
+      expect(await storedVersion(entries[0]!.run.id)).toBe(await cellVersion(target));
     } finally {
       await t.dataSource.query(`UPDATE runs SET status = 'SUCCEEDED' WHERE id = $1`, [target]);
     }
   });
+
+  it('reports a store that failed and goes on storing; closing waits for the stores begun', async () => {
+    const entries = (await board('EFFECTIVE')).entries as { run: { id: string } }[];
+    const target = rowId(entries[0]!.run.id);
+    await t.dataSource.query(`UPDATE predictions SET cells = cells WHERE run_id = $1`, [target]);
+    const errors: unknown[] = [];
+    const service = new ScoringService(t.dataSource, null, {
+      onStoreError: (error) => {
+        errors.push(error);
+        throw new Error('the reporter failed too');
+      },
+    });
+    const useCase = await t.dataSource.getRepository(UseCase).findOneByOrFail({ id: rowId(useCaseId) });
+    const ask = (seed: number) => service.leaderboard(admin, useCase, rowId(datasetId), RankingLevel.RUN, service.resolveOptions({ resamples: 50, seed } as never));
+    await t.dataSource.query('ALTER TABLE run_cell_columns ADD CONSTRAINT refuse_stores CHECK (false) NOT VALID');
+    try {
+      await ask(1);
+      await service.columnStoresSettled();
+    } finally {
+      await t.dataSource.query('ALTER TABLE run_cell_columns DROP CONSTRAINT refuse_stores');
+    }
+    expect(errors.map((e) => String(e))).toEqual([expect.stringMatching(/refuse_stores/)]);
+    expect(await storedVersion(entries[0]!.run.id)).not.toBe(await cellVersion(target));
+    // Another computation of the same service (its item scores cached): the run is still not stored, so it is stored now.
+    await ask(2);
+    await service.close();
+    expect(await storedVersion(entries[0]!.run.id)).toBe(await cellVersion(target));
+    expect(errors).toHaveLength(1);
+  });
+
+  async function cellVersion(runId: string): Promise<string | undefined> {
+    const rows = (await t.dataSource.query('SELECT version FROM run_cell_versions WHERE run_id = $1', [runId])) as { version: string }[];
+    return rows[0]?.version;
+  }
 
   async function storedVersion(runId: string): Promise<string | undefined> {
     const rows = (await t.dataSource.query('SELECT version FROM run_cell_columns WHERE run_id = $1', [rowId(runId)])) as { version: string }[];

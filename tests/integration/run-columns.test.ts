@@ -61,12 +61,12 @@ describe('prediction cells read as columns', () => {
   });
   afterAll(() => t.close());
 
-  /** Each state of the stored columns, and which runs a read then groups from their predictions. */
-  const STATES: { name: string; prepare: () => Promise<void>; grouped: () => string[] }[] = [
+  /** Each state of the stored columns, and which runs a read then finds not stored (and groups from their predictions). */
+  const STATES: { name: string; prepare: () => Promise<void>; unstored: () => string[] }[] = [
     // The import stored each run's columns; the second run changed since.
-    { name: 'as imported', prepare: async () => undefined, grouped: () => [runIds[1]!] },
-    { name: 'all stored', prepare: () => t.dataSource.transaction((m) => storeRunColumns(m, runIds)), grouped: () => [] },
-    { name: 'none stored', prepare: async () => void (await t.dataSource.query('DELETE FROM run_cell_columns')), grouped: () => runIds },
+    { name: 'as imported', prepare: async () => undefined, unstored: () => [runIds[1]!] },
+    { name: 'all stored', prepare: () => t.dataSource.transaction((m) => storeRunColumns(m, runIds)), unstored: () => [] },
+    { name: 'none stored', prepare: async () => void (await t.dataSource.query('DELETE FROM run_cell_columns')), unstored: () => runIds },
   ];
 
   it('gives every run and variable the cells of its records, each report in its place, stored or grouped', async () => {
@@ -89,7 +89,7 @@ describe('prediction cells read as columns', () => {
           },
           perGroup,
         );
-        expect({ state: state.name, grouped: snapshot.grouped }).toEqual({ state: state.name, grouped: state.grouped() });
+        expect({ state: state.name, unstored: snapshot.unstored }).toEqual({ state: state.name, unstored: state.unstored() });
         expect(snapshot.rowsRead).toBe(4 + 4);
         for (const id of runIds) {
           for (const key of keys) {
@@ -118,9 +118,9 @@ describe('prediction cells read as columns', () => {
     const readRun = async () => {
       let site: RunColumns | undefined;
       const snapshot = await loadRunSnapshot(t.dataSource, frame, [runIds[0]!], keys, () => true, async (columns) => void (site = columns.get(runIds[0]!)), 1);
-      return { grouped: snapshot.grouped, site: site!.get('site')![0] };
+      return { unstored: snapshot.unstored, site: site!.get('site')![0] };
     };
-    expect(await readRun()).toEqual({ grouped: [], site: { status: 'VALUE', value: 'bovenrug links' } });
+    expect(await readRun()).toEqual({ unstored: [], site: { status: 'VALUE', value: 'bovenrug links' } });
     const change = (value: string) =>
       t.dataSource.query(
         `UPDATE predictions p SET cells = jsonb_set(cells, '{site}', $2::jsonb) FROM reports r WHERE r.id = p.report_id AND p.run_id = $1 AND r.external_id = 'R1'`,
@@ -128,13 +128,13 @@ describe('prediction cells read as columns', () => {
       );
     try {
       await change('hals');
-      expect(await readRun()).toEqual({ grouped: [runIds[0]], site: { status: 'VALUE', value: 'hals' } });
+      expect(await readRun()).toEqual({ unstored: [runIds[0]], site: { status: 'VALUE', value: 'hals' } });
       await t.dataSource.transaction((m) => storeRunColumns(m, [runIds[0]!]));
-      expect(await readRun()).toEqual({ grouped: [], site: { status: 'VALUE', value: 'hals' } });
+      expect(await readRun()).toEqual({ unstored: [], site: { status: 'VALUE', value: 'hals' } });
     } finally {
       await change('bovenrug links');
     }
-    // Each write gave the run a new version, and the columns were stored at the one they were grouped at.
+    // Writing the site back gave the run a new version again: the stored columns are stale until stored anew.
     const [row] = (await t.dataSource.query(
       'SELECT s.version = v.version AS current, s.rows FROM run_cell_columns s JOIN run_cell_versions v ON v.run_id = s.run_id WHERE s.run_id = $1',
       [runIds[0]],
@@ -172,6 +172,20 @@ describe('prediction cells read as columns', () => {
     }
     expect(seen.every((v) => v !== undefined)).toBe(true);
     expect(new Set(seen).size).toBe(seen.length);
+    // A prediction moved to another run: both runs' versions move on.
+    const elsewhere = rowId(
+      (await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'versions-2', content: jsonl([{ id: 'R3', extracted_data: { grade: 'G3' } }]) })).run.id,
+    );
+    const elsewhereBefore = await versionOf(elsewhere);
+    await t.dataSource.query(`UPDATE predictions SET run_id = $2 WHERE run_id = $1`, [runId, elsewhere]);
+    seen.push(await versionOf(runId));
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(await versionOf(elsewhere)).not.toBe(elsewhereBefore);
+    await t.dataSource.query(`UPDATE predictions SET run_id = $1 WHERE run_id = $2 AND report_ordinal <> (SELECT min(report_ordinal) FROM predictions WHERE run_id = $2)`, [
+      runId,
+      elsewhere,
+    ]);
+    seen.push(await versionOf(runId));
     // Others' versions stay; a statement that touches no prediction gives none.
     await t.dataSource.query(`UPDATE predictions SET cells = cells WHERE run_id = $1 AND false`, [runId]);
     expect(await versionOf(runId)).toBe(seen[seen.length - 1]);

@@ -33,9 +33,10 @@ export async function loadFrame(dataSource: DataSource, datasetId: string): Prom
   }[];
   const annotators = await dataSource.getRepository(Annotator).find({ where: { datasetId }, order: { createdAt: 'ASC', id: 'ASC' } });
   // Imports give each new report the next ordinal under the dataset's lock; cells are placed by it.
+  if (reports.length > 0 && reports[0]!.ordinal < 0) throw new Error(`dataset ${datasetId} has a report with a negative ordinal`);
   const positionOfOrdinal = new Int32Array(reports.length === 0 ? 0 : reports[reports.length - 1]!.ordinal + 1).fill(-1);
   reports.forEach((r, i) => {
-    if (r.ordinal < 0 || positionOfOrdinal[r.ordinal] !== -1) throw new Error(`reports of dataset ${datasetId} share an ordinal`);
+    if (positionOfOrdinal[r.ordinal] !== -1) throw new Error(`reports of dataset ${datasetId} share an ordinal`);
     positionOfOrdinal[r.ordinal] = i;
   });
   return {
@@ -147,8 +148,8 @@ export interface RunSnapshot {
   fingerprints: Map<string, RunFingerprint>;
   /** Succeeded predictions whose cells were read. */
   rowsRead: number;
-  /** Runs read whose columns were not stored at their version (grouped from their predictions). */
-  grouped: string[];
+  /** Runs whose columns are not stored at their version (those read were grouped from their predictions). */
+  unstored: string[];
 }
 
 /**
@@ -170,8 +171,8 @@ export type RunColumns = Map<string, (RecordCell | null | undefined)[]>;
  * of `runIds`), each group read after the previous one was consumed: only one group's cells are
  * held at a time, whatever the number of runs and reports. They are read as columns (see
  * readRunColumns), not as one object per prediction: stored ones as stored, the others grouped
- * from the predictions, which costs PostgreSQL about 15 µs a prediction (`grouped` lists those
- * runs, for the caller to store).
+ * from the predictions, which costs PostgreSQL about 15 µs a prediction (`unstored` lists the
+ * runs not stored at their version, read or not, for the caller to store).
  */
 export async function loadRunSnapshot(
   dataSource: DataSource,
@@ -182,7 +183,7 @@ export async function loadRunSnapshot(
   consume: (columns: Map<string, RunColumns>) => Promise<void>,
   runsPerGroup: number,
 ): Promise<RunSnapshot> {
-  if (runIds.length === 0) return { fingerprints: new Map(), rowsRead: 0, grouped: [] };
+  if (runIds.length === 0) return { fingerprints: new Map(), rowsRead: 0, unstored: [] };
   return inSnapshot(dataSource, async (runner) => {
     const versions = (await runner.query(
       `SELECT r.id AS run_id, coalesce(v.version, 0)::text AS version, s.rows AS stored_rows, coalesce(s.version = coalesce(v.version, 0), false) AS stored
@@ -207,14 +208,13 @@ export async function loadRunSnapshot(
     const step = Math.max(1, Math.floor(runsPerGroup));
     const groups: string[][] = [];
     for (let start = 0; start < wanted.length; start += step) groups.push(wanted.slice(start, start + step));
-    const grouped = wanted.filter((id) => !stored.has(id));
-    if (grouped.length > 0) await groupByHashing(runner);
+    if (wanted.some((id) => !stored.has(id))) await groupByHashing(runner);
     let rowsRead = 0;
     for (const group of groups) {
       await consume(await readRunColumns(runner, frame, group, keys, stored));
       for (const id of group) rowsRead += fingerprints.get(id)!.rows;
     }
-    return { fingerprints, rowsRead, grouped };
+    return { fingerprints, rowsRead, unstored };
   });
 }
 
@@ -276,8 +276,10 @@ async function readRunColumns(
  * Groups the runs' cells (every key) and stores them in run_cell_columns with the runs' cell
  * versions and their succeeded predictions' count, all read by the one statement, so they
  * always agree. Concurrent stores of a run each write a consistent row; the one of the newer
- * version stays. Call inside a transaction (`manager`'s): one that wrote predictions sees its
- * own, and the version its writes gave the run, which is the run's once it commits.
+ * version stays (a run's version only grows: it is drawn under the lock of its row). Rows are
+ * written in run order, as writers lock runs. Call inside a transaction (`manager`'s): one that
+ * wrote predictions sees its own, and the version its writes gave the run, which is the run's
+ * once it commits.
  */
 export async function storeRunColumns(manager: EntityManager, runIds: string[]): Promise<void> {
   if (runIds.length === 0) return;
@@ -292,9 +294,10 @@ export async function storeRunColumns(manager: EntityManager, runIds: string[]):
      LEFT JOIN (SELECT run_id, array_agg(key) AS keys, array_agg(cell) AS cells, array_agg(ordinals) AS ordinals
                 FROM (${groupedCells('')}) x GROUP BY run_id) g ON g.run_id = r.id
      WHERE r.id = ANY($1::uuid[])
+     ORDER BY r.id
      ON CONFLICT (run_id) DO UPDATE SET version = EXCLUDED.version, rows = EXCLUDED.rows, keys = EXCLUDED.keys,
        cells = EXCLUDED.cells, ordinals = EXCLUDED.ordinals, stored_at = now()
-     WHERE s.version <= EXCLUDED.version`,
+     WHERE s.version < EXCLUDED.version`,
     [runIds],
   );
 }

@@ -225,6 +225,7 @@ export class ScoringService {
   private readonly storing = new Set<string>();
   private stores: Promise<void> = Promise.resolve();
   private readonly onStoreError: (error: unknown) => void;
+  private closing = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -239,21 +240,29 @@ export class ScoringService {
   }
 
   /**
-   * Stores the cell columns of finished runs that a read had to group from their predictions
-   * (runs executed, renormalised, or written before stored columns existed), after that read and
-   * one slice of runs at a time, so that the next cold read of them reads them stored. A run
-   * still executing is left: its next prediction would make them stale at once. A store that
-   * fails (the run deleted meanwhile, the database gone) only means the next read groups again.
+   * Stores the cell columns of finished runs that a read found not stored at their version
+   * (runs executed, renormalised, or written before stored columns existed), once the read is
+   * done and one slice of runs at a time, so that the next cold read of them reads them stored.
+   * A run still executing is left: its next prediction would make them stale at once. A store
+   * that fails (the run deleted meanwhile, the database gone) only means the next read groups
+   * again. Nothing new is begun once the service is closing.
    */
-  private storeColumnsLater(runs: readonly Run[], grouped: readonly string[]): void {
+  private storeColumnsLater(runs: readonly Run[], unstored: readonly string[]): void {
+    if (this.closing) return;
     const finished = new Set(runs.filter((r) => r.status !== RunStatus.QUEUED && r.status !== RunStatus.RUNNING).map((r) => r.id));
-    const ids = grouped.filter((id) => finished.has(id) && !this.storing.has(id));
+    const ids = unstored.filter((id) => finished.has(id) && !this.storing.has(id));
     for (const id of ids) this.storing.add(id);
     for (let start = 0; start < ids.length; start += STORED_RUNS_PER_STATEMENT) {
       const slice = ids.slice(start, start + STORED_RUNS_PER_STATEMENT);
       this.stores = this.stores
         .then(() => this.dataSource.transaction((manager) => storeRunColumns(manager, slice)))
-        .catch((error: unknown) => this.onStoreError(error))
+        .catch((error: unknown) => {
+          try {
+            this.onStoreError(error);
+          } catch {
+            // A reporter that throws must not break the chain of stores.
+          }
+        })
         .finally(() => slice.forEach((id) => this.storing.delete(id)));
     }
   }
@@ -273,6 +282,7 @@ export class ScoringService {
 
   /** Stops listening for revisions and ends the statistics threads. */
   async close(): Promise<void> {
+    this.closing = true;
     try {
       await this.columnStoresSettled();
       await this.cache.close();
@@ -1353,7 +1363,7 @@ export class ScoringService {
       runsPerSlice,
     );
     this.runItems.stats.predictionRowsRead += snapshot.rowsRead;
-    this.storeColumnsLater(runs, snapshot.grouped);
+    this.storeColumnsLater(runs, snapshot.unstored);
     // The slices of cached runs after the last one read (or all of them, when none was read).
     await bootstrapScoredSlices();
     return { runs, grid: await grids.all(), variableIndex };

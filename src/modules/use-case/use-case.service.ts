@@ -13,7 +13,6 @@ import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Annotation, ValueStatus, type InvalidCategory } from '../annotation/annotation.entity';
 import { Prediction } from '../run/prediction.entity';
-import { Run } from '../run/run.entity';
 import type { CreateUseCaseInput, UpdateUseCaseInput } from './use-case.input';
 import { UseCase } from './use-case.entity';
 import { validateVariables, type VariableDraft } from './variable-rules';
@@ -214,7 +213,10 @@ export class UseCaseService {
       );
     }
 
-    const runIds = (await manager.getRepository(Run).find({ select: { id: true }, where: { useCaseId: useCase.id } })).map((r) => r.id);
+    // The runs first, in id order as the prediction writer locks them: each statement below
+    // also locks the cell versions of the runs it touches (a trigger), and a writer holding a
+    // run while this transaction held its version would otherwise deadlock with it.
+    const runIds = ((await manager.query('SELECT id FROM runs WHERE use_case_id = $1 ORDER BY id FOR UPDATE', [useCase.id])) as { id: string }[]).map((r) => r.id);
     if (runIds.length === 0) return;
     const predictions = await manager
       .getRepository(Prediction)
