@@ -126,19 +126,8 @@ async function main(): Promise<void> {
       }, 20);
       // /healthz asks PostgreSQL (SELECT 1); /livez only the event loop: the two tell the
       // server's share of a wait from the database's.
-      const pollOf = (path: string) =>
-        (async () => {
-          let worst = 0;
-          while (polling) {
-            const t0 = process.hrtime.bigint();
-            await fetch(`http://127.0.0.1:${port}${path}`);
-            worst = Math.max(worst, Number(process.hrtime.bigint() - t0) / 1e6);
-            await new Promise((resolve) => setTimeout(resolve, 20));
-          }
-          return worst;
-        })();
-      const poll = pollOf('/healthz');
-      const livePoll = pollOf('/livez');
+      const poll = slowestAnswer(port, '/healthz', () => polling);
+      const livePoll = slowestAnswer(port, '/livez', () => polling);
       const result = await gql(query, { u: useCase, d: dataset, seed: 1000 + i });
       cold.push(Number(process.hrtime.bigint() - started) / 1e6);
       polling = false;
@@ -191,6 +180,21 @@ async function main(): Promise<void> {
   } finally {
     await server.close();
   }
+}
+
+/**
+ * Asks `path` every 20 ms while `polling()` holds and returns its slowest answer in ms. A server
+ * that went away ends the polling: the request's own failure is what is reported.
+ */
+async function slowestAnswer(port: number, path: string, polling: () => boolean): Promise<number> {
+  let worst = 0;
+  while (polling()) {
+    const t0 = process.hrtime.bigint();
+    if (!(await fetch(`http://127.0.0.1:${port}${path}`).then(() => true, () => false))) break;
+    worst = Math.max(worst, Number(process.hrtime.bigint() - t0) / 1e6);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return worst;
 }
 
 interface FreshCold {
@@ -247,17 +251,7 @@ async function coldInFreshServer(server: BenchServer, threads: number | undefine
     sampler = setInterval(() => {
       if (child.exitCode === null) peakRss = Math.max(peakRss, memoryOf(child.pid!).rss);
     }, 20);
-    const livez = (async () => {
-      let worst = 0;
-      while (polling) {
-        const t0 = process.hrtime.bigint();
-        // A server that went away ends the polling; the request's own failure is what is reported.
-        if (!(await fetch(`http://127.0.0.1:${port}/livez`).then(() => true, () => false))) break;
-        worst = Math.max(worst, Number(process.hrtime.bigint() - t0) / 1e6);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return worst;
-    })();
+    const livez = slowestAnswer(port, '/livez', () => polling);
     const started = process.hrtime.bigint();
     const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
       method: 'POST',

@@ -205,12 +205,11 @@ export async function loadRunSnapshot(
       versions.map((r) => [r.run_id, { rows: r.stored ? r.stored_rows! : (counted.get(r.run_id) ?? 0), version: r.version }]),
     );
     const wanted = runIds.filter((id) => load(id, fingerprints.get(id)!));
-    const step = Math.max(1, Math.floor(runsPerGroup));
-    const groups: string[][] = [];
-    for (let start = 0; start < wanted.length; start += step) groups.push(wanted.slice(start, start + step));
     if (wanted.some((id) => !stored.has(id))) await groupByHashing(runner);
+    const step = Math.max(1, Math.floor(runsPerGroup));
     let rowsRead = 0;
-    for (const group of groups) {
+    for (let start = 0; start < wanted.length; start += step) {
+      const group = wanted.slice(start, start + step);
       await consume(await readRunColumns(runner, frame, group, keys, stored));
       for (const id of group) rowsRead += fingerprints.get(id)!.rows;
     }

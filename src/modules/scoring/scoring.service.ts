@@ -1287,7 +1287,7 @@ export class ScoringService {
     const frame = await loadFrame(this.dataSource, datasetId);
     if (frame.reportIds.length === 0) throw badInput('The dataset has no reports');
     const n = frame.reportIds.length;
-    // The resamples are drawn (on a statistics thread) while the reference and the runs are read.
+    // The resamples are drawn (on a statistics thread) while the reference is read and the grid variables built.
     const multiplicities = runs.length > 0 ? this.statistics.multiplicities(n, Math.max(options.resamples, 1), options.seed) : null;
     multiplicities?.catch(() => undefined);
     const reference = await this.referenceOf(frame, options);
