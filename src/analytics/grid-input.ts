@@ -5,7 +5,7 @@
 import type { GridRun, GridVariable } from './bootstrap';
 import type { SimilarityLookup } from './embedding/embedder';
 import { AnalyticsError } from './errors';
-import { encodeReferences, itemScores, primaryMetric } from './metrics';
+import { encodeReferences, itemScore, itemScores, NO_ANSWER, primaryMetric } from './metrics';
 import { cellOf, type RecordCell } from './normalise';
 import type { NormalisedCell, VariableSpec } from './types';
 
@@ -91,6 +91,113 @@ export function gridItemScores(
     return itemScores({ ...spec, type: 'EXACT_STRING' }, references.map(asExactCell), preds.map(asExactCell));
   }
   return itemScores(spec, references, preds, { similarity: opts?.similarity ?? null, collapsed: opts?.collapsed ?? false });
+}
+
+/**
+ * A column of cells in report order as codes into its distinct cells: report i's cell is
+ * `cells[codes[i]]`, and absent (no prediction, or no such key) where `codes[i]` is −1. Columns
+ * read grouped from PostgreSQL come this way: each distinct cell is one object, however many
+ * reports have it.
+ */
+export interface CodedCells {
+  cells: readonly (RecordCell | null)[];
+  codes: Int32Array;
+}
+
+/** `column` coded by its cells' identity: the same object, the same code; undefined is −1. O(n). */
+export function codeCells(column: readonly (RecordCell | null)[]): CodedCells {
+  const cells: (RecordCell | null)[] = [];
+  const codeOf = new Map<RecordCell | null, number>();
+  const codes = new Int32Array(column.length);
+  column.forEach((cell, i) => {
+    if (cell === undefined) {
+      codes[i] = -1;
+      return;
+    }
+    let code = codeOf.get(cell);
+    if (code === undefined) {
+      code = cells.length;
+      codeOf.set(cell, code);
+      cells.push(cell);
+    }
+    codes[i] = code;
+  });
+  return { cells, codes };
+}
+
+/** The cells of a coded column in report order, undefined where absent. O(n). */
+export function decodeCells(column: CodedCells): (RecordCell | null)[] {
+  return Array.from(column.codes, (code) => (code < 0 ? undefined : column.cells[code]!));
+}
+
+/**
+ * Distinct (reference, prediction) pairs a column may have for {@link codedItemScores} to score
+ * each once through a table; beyond this (free text, where nearly every cell is distinct) each
+ * report is scored directly.
+ */
+const PAIR_TABLE_LIMIT = 1 << 16;
+
+/**
+ * {@link gridItemScores} of coded columns, equal to it bit for bit: a report's item score is a
+ * function of its reference cell and its prediction cell alone, so each distinct pair of codes
+ * is scored once, where the pairs are few enough for a table (categorical, numeric and other
+ * short-valued variables: a few dozen pairs for a whole run), and the reports then read it.
+ * O(n + distinct pairs scored) instead of O(n) scorings.
+ *
+ * @throws AnalyticsError LENGTH_MISMATCH when the columns differ in length; BAD_INPUT as
+ *   gridItemScores.
+ */
+export function codedItemScores(spec: VariableSpec, references: CodedCells, predictions: CodedCells, opts?: GridInputOptions): Float64Array {
+  const n = references.codes.length;
+  if (predictions.codes.length !== n) {
+    throw new AnalyticsError('LENGTH_MISMATCH', `variable "${spec.key}": ${n} references, ${predictions.codes.length} predictions`);
+  }
+  const score = pairScore(spec, opts);
+  const refCodes = references.codes;
+  const predCodes = predictions.codes;
+  const refCells = references.cells;
+  const predCells = predictions.cells;
+  const out = new Float64Array(n);
+  // Prediction code + 1: slot 0 is "no prediction".
+  const width = predCells.length + 1;
+  if (refCells.length * width > PAIR_TABLE_LIMIT) {
+    for (let i = 0; i < n; i++) {
+      const r = refCodes[i]!;
+      const p = predCodes[i]!;
+      out[i] = score(r < 0 ? undefined : refCells[r]!, p < 0 ? undefined : predCells[p]!);
+    }
+    return out;
+  }
+  const table = new Float64Array(refCells.length * width);
+  const scored = new Uint8Array(refCells.length * width);
+  for (let i = 0; i < n; i++) {
+    const r = refCodes[i]!;
+    if (r < 0) {
+      out[i] = Number.NaN;
+      continue;
+    }
+    const p = predCodes[i]!;
+    const at = r * width + p + 1;
+    if (scored[at] === 0) {
+      table[at] = score(refCells[r]!, p < 0 ? undefined : predCells[p]!);
+      scored[at] = 1;
+    }
+    out[i] = table[at]!;
+  }
+  return out;
+}
+
+/** The item score of one report as {@link gridItemScores} gives it, from its two cells. */
+function pairScore(spec: VariableSpec, opts?: GridInputOptions): (reference: RecordCell | null, prediction: RecordCell | null) => number {
+  const unscored = (reference: RecordCell | null): reference is undefined | null =>
+    reference === undefined || reference === null || reference.status === 'INVALID';
+  if (opts?.metric === 'ACCURACY' && (spec.type === 'FREE_TEXT' || spec.type === 'LIST')) {
+    const exact: VariableSpec = { ...spec, type: 'EXACT_STRING' };
+    return (reference, prediction) =>
+      unscored(reference) ? Number.NaN : itemScore(exact, asExactCell(reference)!, asExactCell(prediction ?? undefined) ?? NO_ANSWER);
+  }
+  const scoring = { similarity: opts?.similarity ?? null, collapsed: opts?.collapsed ?? false };
+  return (reference, prediction) => (unscored(reference) ? Number.NaN : itemScore(spec, reference, prediction ?? NO_ANSWER, scoring));
 }
 
 function asExactCell(cell: NormalisedCell | undefined): NormalisedCell | undefined {

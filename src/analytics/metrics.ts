@@ -328,7 +328,8 @@ export function itemScores(
   return out;
 }
 
-const NO_ANSWER: NormalisedCell = Object.freeze({ status: 'INVALID', category: 'MISSING' }) as NormalisedCell;
+/** How a report without a prediction (or without the key) is scored: INVALID, category MISSING (docs/scoring.md §5). */
+export const NO_ANSWER: NormalisedCell = Object.freeze({ status: 'INVALID', category: 'MISSING' }) as NormalisedCell;
 
 /** Effective and conditional value of one metric. */
 export interface ScorePair {

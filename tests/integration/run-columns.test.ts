@@ -1,3 +1,4 @@
+import { decodeCells } from '../../src/analytics/grid-input';
 import { loadAnnotatorColumns, loadAnnotatorRecords, loadFrame, loadRunRecords, loadRunSnapshot, storeRunColumns, type RunColumns } from '../../src/modules/scoring/scoring-data';
 import {
   STANDARD_REFERENCE,
@@ -94,22 +95,27 @@ describe('prediction cells read as columns', () => {
         for (const id of runIds) {
           for (const key of keys) {
             const expected = records.get(id)!.map((record) => record?.[key]);
-            expect({ state: state.name, id, key, column: read.get(id)!.get(key) }).toEqual({ state: state.name, id, key, column: expected });
+            expect({ state: state.name, id, key, column: decodeCells(read.get(id)!.get(key)!) }).toEqual({ state: state.name, id, key, column: expected });
           }
         }
       }
     }
     // What was compared: texts, numbers written differently, cells of absent keys, reports without a succeeded prediction.
     const absent = { status: 'INVALID', category: 'MISSING', detail: 'key absent' };
-    expect(lastRead.get(runIds[0]!)!.get('site')).toEqual([
+    expect(decodeCells(lastRead.get(runIds[0]!)!.get('site')!)).toEqual([
       { status: 'VALUE', value: 'bovenrug links' },
       { status: 'VALUE', value: 'onderbeen' },
       { status: 'VALUE', value: 'onderbeen' },
       undefined,
       absent,
     ]);
-    expect(lastRead.get(runIds[1]!)!.get('breslow_mm')).toEqual([{ status: 'VALUE', value: 1 }, { status: 'VALUE', value: 1 }, absent, undefined, absent]);
-    expect(lastRead.get(runIds[1]!)!.get('grade')).toEqual([{ status: 'VALUE', value: 'G1' }, { status: 'VALUE', value: 'G1' }, absent, undefined, { status: 'MISSING' }]);
+    expect(decodeCells(lastRead.get(runIds[1]!)!.get('breslow_mm')!)).toEqual([{ status: 'VALUE', value: 1 }, { status: 'VALUE', value: 1 }, absent, undefined, absent]);
+    expect(decodeCells(lastRead.get(runIds[1]!)!.get('grade')!)).toEqual([{ status: 'VALUE', value: 'G1' }, { status: 'VALUE', value: 'G1' }, absent, undefined, { status: 'MISSING' }]);
+    // Each distinct cell of a column is there once: equal cells share a code.
+    const site = lastRead.get(runIds[0]!)!.get('site')!;
+    expect(site.cells).toHaveLength(3);
+    expect(site.codes[1]).toBe(site.codes[2]);
+    expect(site.codes[3]).toBe(-1);
   });
 
   it('stores the columns a run had when they were grouped and never reads them once the run changed', async () => {
@@ -118,7 +124,7 @@ describe('prediction cells read as columns', () => {
     const readRun = async () => {
       let site: RunColumns | undefined;
       const snapshot = await loadRunSnapshot(t.dataSource, frame, [runIds[0]!], keys, () => true, async (columns) => void (site = columns.get(runIds[0]!)), 1);
-      return { unstored: snapshot.unstored, site: site!.get('site')![0] };
+      return { unstored: snapshot.unstored, site: decodeCells(site!.get('site')!)[0] };
     };
     expect(await readRun()).toEqual({ unstored: [], site: { status: 'VALUE', value: 'bovenrug links' } });
     const change = (value: string) =>

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import type { CodedCells } from '../../analytics/grid-input';
 import type { RecordCell } from '../../analytics/normalise';
 import type { NormalisedCell, VariableSpec } from '../../analytics/types';
 import { Annotator } from '../annotation/annotator.entity';
@@ -153,11 +154,11 @@ export interface RunSnapshot {
 }
 
 /**
- * One run's prediction cells by variable key, each a column in report order (undefined: no
- * succeeded prediction, or one without that key; null: a JSON null stored as the cell). Equal
- * cells of a column are one object.
+ * One run's prediction cells by variable key, each a column in report order coded into its
+ * distinct cells (code −1: no succeeded prediction, or one without that key; a null cell: a JSON
+ * null stored as the cell).
  */
-export type RunColumns = Map<string, (RecordCell | null | undefined)[]>;
+export type RunColumns = Map<string, CodedCells>;
 
 /**
  * Each run's fingerprint, and then the cells (of the variables `keys`) of only the runs `load`
@@ -247,12 +248,16 @@ async function readRunColumns(
   stored: ReadonlySet<string>,
 ): Promise<Map<string, RunColumns>> {
   const n = frame.reportIds.length;
-  const columns = new Map(runIds.map((id) => [id, new Map(keys.map((key) => [key, new Array<RecordCell | null | undefined>(n).fill(undefined)]))]));
+  const columns = new Map<string, RunColumns>(
+    runIds.map((id) => [id, new Map(keys.map((key) => [key, { cells: [] as (RecordCell | null)[], codes: new Int32Array(n).fill(-1) }]))]),
+  );
   type Group = { run_id: string; key: string; cell: RecordCell | null; ordinals: Buffer };
   const place = (rows: Group[]) => {
     for (const { run_id, key, cell, ordinals } of rows) {
       const column = columns.get(run_id)?.get(key);
-      if (column) placeCell(frame, column, cell, ordinals);
+      if (!column) continue;
+      placeCell(frame, column.codes, column.cells.length, ordinals);
+      (column.cells as (RecordCell | null)[]).push(cell);
     }
   };
   const fromStore = runIds.filter((id) => stored.has(id));
@@ -301,8 +306,11 @@ export async function storeRunColumns(manager: EntityManager, runIds: string[]):
   );
 }
 
-/** Puts `cell` in `column` at each report whose ordinal `ordinals` holds (4-byte big-endian integers). */
-function placeCell<T>(frame: DatasetFrame, column: T[], cell: T, ordinals: Buffer): void {
+/**
+ * Puts `cell` in `column` at each report whose ordinal `ordinals` holds (4-byte big-endian
+ * integers): a cell object, or a cell's code in a coded column.
+ */
+function placeCell<T>(frame: DatasetFrame, column: { [report: number]: T }, cell: T, ordinals: Buffer): void {
   const positions = frame.positionOfOrdinal;
   for (let at = 0; at + 4 <= ordinals.length; at += 4) {
     const ordinal = (ordinals[at]! << 24) | (ordinals[at + 1]! << 16) | (ordinals[at + 2]! << 8) | ordinals[at + 3]!;

@@ -17,7 +17,7 @@ import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/emb
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
 import { REAL_TILE } from '../../analytics/bootstrap-kernel-wasm';
-import { buildGridInput, gridItemScores, gridVariable } from '../../analytics/grid-input';
+import { buildGridInput, codeCells, codedItemScores, gridVariable } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
 import { cellOf } from '../../analytics/normalise';
@@ -1296,6 +1296,7 @@ export class ScoringService {
     const specs = variableIndex.map((i) => frame.specs[i]!);
     if (runs.length === 0 || specs.length === 0) return { runs, grid: null, variableIndex };
     const referenceCells = specs.map((spec) => references.get(spec.key)!);
+    const codedReferences = referenceCells.map(codeCells);
     const context = await jsonDigestInSlices({ reports: frame.reportIds, specs, reference: reference.id, collapsed: options.collapsed }, referenceCells);
     const keyOf = (runId: string, f: RunFingerprint) => `${runId}:${f.rows}:${f.version}:${context}`;
     const found = new Map<string, RunItems>();
@@ -1348,9 +1349,13 @@ export class ScoringService {
           // In memory the statistics threads read without a copy, as long as the run is cached.
           const items: RunItems = { scores: this.statistics.float64(specs.length * n), valid: new Uint8Array(specs.length * n), reports: n };
           for (const [v, spec] of specs.entries()) {
-            const cells = runColumns.get(spec.key)!;
-            items.scores.set(gridItemScores(spec, referenceCells[v]!, cells, { similarity, collapsed: options.collapsed }), v * n);
-            for (let report = 0; report < n; report++) items.valid[v * n + report] = isValidCell(cells[report]) ? 1 : 0;
+            const column = runColumns.get(spec.key)!;
+            items.scores.set(codedItemScores(spec, codedReferences[v]!, column, { similarity, collapsed: options.collapsed }), v * n);
+            const validCode = column.cells.map((cell) => (isValidCell(cell) ? 1 : 0));
+            for (let report = 0; report < n; report++) {
+              const code = column.codes[report]!;
+              items.valid[v * n + report] = code < 0 ? 0 : validCode[code]!;
+            }
             await slices.pause();
           }
           found.set(runId, items);

@@ -1,8 +1,9 @@
 import { bootstrapGrid } from '../../../src/analytics/bootstrap';
 import { AnalyticsError } from '../../../src/analytics/errors';
-import { buildGridInput } from '../../../src/analytics/grid-input';
+import { lexicalSimilarity } from '../../../src/analytics/embedding/lexical';
+import { buildGridInput, codeCells, codedItemScores, decodeCells, gridItemScores, type GridInputOptions } from '../../../src/analytics/grid-input';
 import { scoreVariable } from '../../../src/analytics/metrics';
-import { cellOf, normaliseRecord } from '../../../src/analytics/normalise';
+import { cellOf, normaliseRecord, type RecordCell } from '../../../src/analytics/normalise';
 import type { VariableSpec } from '../../../src/analytics/types';
 
 const specs: VariableSpec[] = [
@@ -71,5 +72,71 @@ describe('variables named like inherited object properties', () => {
     expect(Array.from(runs[0]!.items[1]!)).toEqual([0, NaN]);
     expect(cellOf({}, 'toString')).toBeUndefined();
     expect(cellOf(JSON.parse('{"__proto__": 1}'), '__proto__')).toBe(1);
+  });
+});
+
+describe('codedItemScores', () => {
+  const lcg = (seed: number) => {
+    let x = seed >>> 0;
+    return () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  };
+  const typed: VariableSpec[] = [
+    { key: 'c', type: 'CATEGORICAL', options: ['a', 'b', 'c', 'd'], collapseMap: { a: 'ab', b: 'ab' } },
+    { key: 'b', type: 'BINARY', options: ['yes', 'no'] },
+    { key: 'n', type: 'NUMERIC', tolerance: 0.5 },
+    { key: 'e', type: 'EXACT_STRING' },
+    { key: 't', type: 'FREE_TEXT' },
+    { key: 'l', type: 'LIST' },
+  ];
+  const lexical = lexicalSimilarity();
+  /** A column of `n` reports drawn from `distinct` cells of the spec's kind, as shared objects, with absent and invalid cells. */
+  const column = (spec: VariableSpec, n: number, distinct: number, rnd: () => number, nulls: boolean): (RecordCell | null)[] => {
+    const pool: (RecordCell | null)[] = [{ status: 'MISSING' }, { status: 'INVALID', category: 'OUT_OF_FORMAT' }];
+    if (nulls) pool.push(null);
+    for (let k = 0; pool.length < distinct; k++) {
+      const value =
+        spec.type === 'NUMERIC' ? k * 0.4 : spec.type === 'LIST' ? [`x${k % 5}`, `y${k % 3}`].slice(0, 1 + (k % 2)) : spec.options ? spec.options[k % spec.options.length]! : `text ${k} of ${k % 7}`;
+      pool.push({ status: 'VALUE', value } as RecordCell);
+    }
+    return Array.from({ length: n }, () => (rnd() < 0.1 ? undefined : pool[Math.floor(rnd() * pool.length)]!));
+  };
+  const same = (a: Float64Array, b: Float64Array) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+
+  it('equals gridItemScores bit for bit for every variable type and option, through the table and without it', () => {
+    const rnd = lcg(7);
+    const options: GridInputOptions[] = [{ similarity: lexical }, { similarity: lexical, collapsed: true }, { metric: 'ACCURACY' }];
+    let compared = 0;
+    for (const spec of typed) {
+      for (const opts of options) {
+        // 12 distinct cells of each side: a table of pairs; 400 × 400: more pairs than a table holds.
+        for (const [n, distinct] of [
+          [300, 12],
+          [3000, 400],
+        ] as const) {
+          const references = column(spec, n, distinct, rnd, false) as RecordCell[];
+          const predictions = column(spec, n, distinct, rnd, true);
+          const expected = gridItemScores(spec, references, predictions, opts);
+          const coded = codedItemScores(spec, codeCells(references), codeCells(predictions), opts);
+          expect({ spec: spec.key, opts, n, same: same(coded, expected) }).toEqual({ spec: spec.key, opts, n, same: true });
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBe(36);
+  });
+
+  it('codes equal objects alike and absent cells as −1, and decodes to the column', () => {
+    const a: RecordCell = { status: 'VALUE', value: 'a' };
+    const copy: RecordCell = { status: 'VALUE', value: 'a' };
+    const cells = [a, undefined, copy, a, null];
+    const coded = codeCells(cells);
+    expect(Array.from(coded.codes)).toEqual([0, -1, 1, 0, 2]);
+    expect(coded.cells).toEqual([a, copy, null]);
+    expect(decodeCells(coded)).toEqual(cells);
+    expect(decodeCells(coded)[3]).toBe(a);
+  });
+
+  it('checks the columns have one length', () => {
+    expect(() => codedItemScores(typed[0]!, codeCells([undefined, undefined]), codeCells([undefined]))).toThrow(AnalyticsError);
   });
 });
