@@ -9,6 +9,7 @@ import { RateLimits1764520000000 } from './1764520000000-rate-limits';
 import { AuditLog1764530000000 } from './1764530000000-audit-log';
 import { AnalyticsChangeNotify1764546000000 } from './1764546000000-analytics-change-notify';
 import { RunCellColumns1764556000000 } from './1764556000000-run-cell-columns';
+import { RunCellCodes1764566000000 } from './1764566000000-run-cell-codes';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: Function[] = [
@@ -23,4 +24,5 @@ export const MIGRATIONS: Function[] = [
   AuditLog1764530000000,
   AnalyticsChangeNotify1764546000000,
   RunCellColumns1764556000000,
+  RunCellCodes1764566000000,
 ];

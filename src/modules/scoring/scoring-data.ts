@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { CodedCells } from '../../analytics/grid-input';
+import { decodeRunCells, encodeRunCells, type CellGroup, type EncodedRunCells } from './cell-codes';
 import type { RecordCell } from '../../analytics/normalise';
 import type { NormalisedCell, VariableSpec } from '../../analytics/types';
 import { Annotator } from '../annotation/annotator.entity';
@@ -236,9 +237,10 @@ function groupedCells(keys: string): string {
 }
 
 /**
- * The cells of `keys` of the runs' succeeded predictions as columns: the grouped cells stored
- * in run_cell_columns for the runs in `stored` (whose stored version the caller found equal to
- * the run's in this snapshot), grouped from the predictions for the others.
+ * The cells of `keys` of the runs' succeeded predictions as columns: decoded from the codes
+ * stored in run_cell_columns for the runs in `stored` (whose stored version the caller found
+ * equal to the run's in this snapshot), one row per run; grouped from the predictions for the
+ * others.
  */
 async function readRunColumns(
   runner: QueryRunner,
@@ -248,61 +250,75 @@ async function readRunColumns(
   stored: ReadonlySet<string>,
 ): Promise<Map<string, RunColumns>> {
   const n = frame.reportIds.length;
-  const columns = new Map<string, RunColumns>(
-    runIds.map((id) => [id, new Map(keys.map((key) => [key, { cells: [] as (RecordCell | null)[], codes: new Int32Array(n).fill(-1) }]))]),
-  );
-  type Group = { run_id: string; key: string; cell: RecordCell | null; ordinals: Buffer };
-  const place = (rows: Group[]) => {
-    for (const { run_id, key, cell, ordinals } of rows) {
+  const empty = (): RunColumns => new Map(keys.map((key) => [key, { cells: [], codes: new Int32Array(n).fill(-1) }]));
+  const columns = new Map<string, RunColumns>();
+  const fromStore = runIds.filter((id) => stored.has(id));
+  const fromPredictions = runIds.filter((id) => !stored.has(id));
+  if (fromStore.length > 0) {
+    const rows = (await runner.query('SELECT s.run_id, s.keys, s.cells, s.span, s.codes FROM run_cell_columns s WHERE s.run_id = ANY($1::uuid[])', [
+      fromStore,
+    ])) as ({ run_id: string } & EncodedRunCells)[];
+    for (const row of rows) columns.set(row.run_id, decodeRunCells(row, keys, frame.positionOfOrdinal, n));
+  }
+  if (fromPredictions.length > 0) {
+    for (const id of fromPredictions) columns.set(id, empty());
+    const groups = (await runner.query(groupedCells(' AND c.key = ANY($2::text[])'), [fromPredictions, keys])) as ({ run_id: string } & CellGroup)[];
+    for (const { run_id, key, cell, ordinals } of groups) {
       const column = columns.get(run_id)?.get(key);
       if (!column) continue;
       placeCell(frame, column.codes, column.cells.length, ordinals);
       (column.cells as (RecordCell | null)[]).push(cell);
     }
-  };
-  const fromStore = runIds.filter((id) => stored.has(id));
-  const fromPredictions = runIds.filter((id) => !stored.has(id));
-  if (fromStore.length > 0) {
-    place(
-      (await runner.query(
-        `SELECT s.run_id, u.key, u.cell, u.ordinals
-         FROM run_cell_columns s CROSS JOIN LATERAL unnest(s.keys, s.cells, s.ordinals) AS u(key, cell, ordinals)
-         WHERE s.run_id = ANY($1::uuid[]) AND u.key = ANY($2::text[])`,
-        [fromStore, keys],
-      )) as Group[],
-    );
   }
-  if (fromPredictions.length > 0) place((await runner.query(groupedCells(' AND c.key = ANY($2::text[])'), [fromPredictions, keys])) as Group[]);
-  return columns;
+  return new Map(runIds.map((id) => [id, columns.get(id) ?? empty()]));
 }
 
 /**
- * Groups the runs' cells (every key) and stores them in run_cell_columns with the runs' cell
- * versions and their succeeded predictions' count, all read by the one statement, so they
- * always agree. Concurrent stores of a run each write a consistent row; the one of the newer
- * version stays (a run's version only grows: it is drawn under the lock of its row). Rows are
- * written in run order, as writers lock runs. Call inside a transaction (`manager`'s): one that
- * wrote predictions sees its own, and the version its writes gave the run, which is the run's
- * once it commits.
+ * Groups the runs' cells (every key) and stores them in run_cell_columns (the layout of
+ * cell-codes.ts) with the runs' cell versions and their succeeded predictions' count, all read
+ * by one statement, so they always agree. Concurrent stores of a run each write a consistent
+ * row; the one of the newer version stays (a run's version only grows: it is drawn under the
+ * lock of its row). Rows are written in run order, as writers lock runs; a run deleted since the
+ * read is skipped. Call inside a transaction (`manager`'s): one that wrote predictions sees its
+ * own, and the version its writes gave the run, which is the run's once it commits.
  */
 export async function storeRunColumns(manager: EntityManager, runIds: string[]): Promise<void> {
   if (runIds.length === 0) return;
   await groupByHashing(manager);
-  await manager.query(
-    `INSERT INTO run_cell_columns AS s (run_id, version, rows, keys, cells, ordinals)
-     SELECT r.id, coalesce(v.version, 0), coalesce(c.n, 0), coalesce(g.keys, '{}'), coalesce(g.cells, '{}'), coalesce(g.ordinals, '{}')
+  const rows = (await manager.query(
+    `SELECT r.id AS run_id, coalesce(v.version, 0)::text AS version, coalesce(c.n, 0) AS n, g.key, g.cell, g.ordinals
      FROM runs r
      LEFT JOIN run_cell_versions v ON v.run_id = r.id
      LEFT JOIN (SELECT run_id, count(*)::int AS n FROM predictions WHERE run_id = ANY($1::uuid[]) AND status = 'SUCCEEDED' GROUP BY run_id) c
        ON c.run_id = r.id
-     LEFT JOIN (SELECT run_id, array_agg(key) AS keys, array_agg(cell) AS cells, array_agg(ordinals) AS ordinals
-                FROM (${groupedCells('')}) x GROUP BY run_id) g ON g.run_id = r.id
-     WHERE r.id = ANY($1::uuid[])
-     ORDER BY r.id
-     ON CONFLICT (run_id) DO UPDATE SET version = EXCLUDED.version, rows = EXCLUDED.rows, keys = EXCLUDED.keys,
-       cells = EXCLUDED.cells, ordinals = EXCLUDED.ordinals, stored_at = now()
-     WHERE s.version < EXCLUDED.version`,
+     LEFT JOIN (${groupedCells('')}) g ON g.run_id = r.id
+     WHERE r.id = ANY($1::uuid[])`,
     [runIds],
+  )) as { run_id: string; version: string; n: number; key: string | null; cell: RecordCell | null; ordinals: Buffer | null }[];
+  const runs = new Map<string, { version: string; n: number; groups: CellGroup[] }>();
+  for (const row of rows) {
+    let run = runs.get(row.run_id);
+    if (run === undefined) runs.set(row.run_id, (run = { version: row.version, n: row.n, groups: [] }));
+    if (row.key !== null) run.groups.push({ key: row.key, cell: row.cell, ordinals: row.ordinals! });
+  }
+  if (runs.size === 0) return;
+  const values: unknown[] = [];
+  const tuples = [...runs.keys()].sort().map((id) => {
+    const run = runs.get(id)!;
+    const encoded = encodeRunCells(run.groups);
+    const at = values.length;
+    values.push(id, run.version, run.n, encoded.keys, JSON.stringify(encoded.cells), encoded.span, encoded.codes);
+    return `($${at + 1}::uuid, $${at + 2}::bigint, $${at + 3}::int, $${at + 4}::text[], $${at + 5}::jsonb, $${at + 6}::int, $${at + 7}::bytea)`;
+  });
+  await manager.query(
+    `INSERT INTO run_cell_columns AS s (run_id, version, rows, keys, cells, span, codes)
+     SELECT v.* FROM (VALUES ${tuples.join(', ')}) AS v(run_id, version, rows, keys, cells, span, codes)
+     WHERE EXISTS (SELECT 1 FROM runs r WHERE r.id = v.run_id)
+     ORDER BY v.run_id
+     ON CONFLICT (run_id) DO UPDATE SET version = EXCLUDED.version, rows = EXCLUDED.rows, keys = EXCLUDED.keys,
+       cells = EXCLUDED.cells, span = EXCLUDED.span, codes = EXCLUDED.codes, stored_at = now()
+     WHERE s.version < EXCLUDED.version`,
+    values,
   );
 }
 
