@@ -102,6 +102,10 @@ async function main(): Promise<void> {
     for (let r = 0; r < RUNS; r++) await importRun(r);
     process.stdout.write(`imported ${RUNS} runs × ${REPORTS} reports in ${(Number(process.hrtime.bigint() - importStarted) / 1e9).toFixed(1)} s\n`);
     process.stdout.write(`${await autovacuumSettled(server)}\n`);
+    const [sizes] = (await server.dataSource.query(
+      `SELECT pg_total_relation_size('run_cell_columns') AS columns, pg_total_relation_size('predictions') AS predictions`,
+    )) as { columns: string; predictions: string }[];
+    process.stdout.write(`stored cell columns ${(Number(sizes!.columns) / 2 ** 20).toFixed(1)} MB; predictions ${(Number(sizes!.predictions) / 2 ** 20).toFixed(0)} MB\n`);
 
     const query = `query($u: ID!, $d: ID!, $seed: Int!) { node(id: $u) { ... on UseCase { leaderboard(datasetId: $d, options: { resamples: 1000, seed: $seed }) {
       exact score lowerBound entries { rank rankCiLow rankCiHigh run { name } macroAverage { value ciLow ciHigh } } } } } }`;

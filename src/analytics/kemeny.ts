@@ -9,7 +9,7 @@
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
 import type { RandomGenerator } from 'pure-rand';
 import { AnalyticsError } from './errors';
-import { scoreGreater, scoreTieClasses } from './tolerance';
+import { scoreGreater, scoreTieClasses, scoresEqual } from './tolerance';
 
 /**
  * Pairwise preference matrix: `w[i * n + j]` is the (weighted) number of voters that strictly
@@ -239,6 +239,117 @@ export function tieBreakPriority(n: number, keys: KemenyTieBreak = {}): Int32Arr
 }
 
 /**
+ * {@link tieBreakPriority} for many macro-average vectors over one candidate set and one name
+ * list: the same priorities, computed without allocation. The candidates' order by macro
+ * average (descending, NaN last, then index; the order {@link scoreTieClasses} cuts into tie
+ * classes) is kept between calls and insertion-sorted from there, so macro averages close to
+ * the previous call's (bootstrap replicates) cost O(n + pairs that changed order); the names
+ * are ranked once. Within each tie class the candidates are then ordered by name rank.
+ */
+export class TieBreakPriorities {
+  /** Position of each candidate by name ascending (code-unit order), then index. */
+  private readonly nameRank: Int32Array;
+  /** Candidates by macro average, kept between calls. */
+  private readonly byMacro: Int32Array;
+  private readonly tieClass: Int32Array;
+  private readonly values: Float64Array;
+  private readonly group: Int32Array;
+
+  /** @throws AnalyticsError LENGTH_MISMATCH when `names` does not have n entries. */
+  constructor(
+    private readonly n: number,
+    names: readonly string[] | null = null,
+  ) {
+    if (names !== null && names.length !== n) {
+      throw new AnalyticsError('LENGTH_MISMATCH', `tie-break: ${names.length} names for ${n} candidates`);
+    }
+    const byName = Array.from({ length: n }, (_, i) => i);
+    if (names !== null) {
+      byName.sort((a, b) => {
+        const sa = names[a]!;
+        const sb = names[b]!;
+        if (sa !== sb) return sa < sb ? -1 : 1;
+        return a - b;
+      });
+    }
+    this.nameRank = new Int32Array(n);
+    byName.forEach((c, p) => {
+      this.nameRank[c] = p;
+    });
+    this.byMacro = Int32Array.from({ length: n }, (_, i) => i);
+    this.tieClass = new Int32Array(n);
+    this.values = new Float64Array(n);
+    this.group = new Int32Array(n);
+  }
+
+  /**
+   * priority[c] = tieBreakPriority(n, { macro, names })[c].
+   * @throws AnalyticsError LENGTH_MISMATCH when `macro` does not have n entries.
+   */
+  into(macro: ArrayLike<number>, priority: Int32Array): void {
+    const { n, byMacro, tieClass, values, nameRank, group } = this;
+    if (macro.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `tie-break: ${macro.length} macro averages for ${n} candidates`);
+    for (let c = 0; c < n; c++) values[c] = macro[c]!;
+    for (let i = 1; i < n; i++) {
+      const c = byMacro[i]!;
+      const x = values[c]!;
+      let j = i - 1;
+      for (; j >= 0; j--) {
+        const a = byMacro[j]!;
+        if (!macroBefore(x, c, values[a]!, a)) break;
+        byMacro[j + 1] = a;
+      }
+      byMacro[j + 1] = c;
+    }
+    // The classes of scoreTieClasses, read along the same order.
+    let cls = -1;
+    let leader = Number.NaN;
+    let nanClass = -1;
+    for (let p = 0; p < n; p++) {
+      const c = byMacro[p]!;
+      const x = values[c]!;
+      if (Number.isNaN(x)) {
+        if (nanClass < 0) nanClass = ++cls;
+        tieClass[c] = nanClass;
+        continue;
+      }
+      if (cls < 0 || !scoresEqual(leader, x)) {
+        cls++;
+        leader = x;
+      }
+      tieClass[c] = cls;
+    }
+    // Classes are non-decreasing along byMacro: order each run of one class by name rank.
+    let from = 0;
+    while (from < n) {
+      const k = tieClass[byMacro[from]!]!;
+      let to = from + 1;
+      while (to < n && tieClass[byMacro[to]!] === k) to++;
+      for (let p = from; p < to; p++) group[p] = byMacro[p]!;
+      for (let i = from + 1; i < to; i++) {
+        const c = group[i]!;
+        let j = i - 1;
+        for (; j >= from && nameRank[group[j]!]! > nameRank[c]!; j--) group[j + 1] = group[j]!;
+        group[j + 1] = c;
+      }
+      for (let p = from; p < to; p++) priority[group[p]!] = p;
+      from = to;
+    }
+  }
+}
+
+/** Whether macro average x of candidate a comes before y of b: higher first, NaN last, then index. */
+function macroBefore(x: number, a: number, y: number, b: number): boolean {
+  if (x > y) return true;
+  if (x < y) return false;
+  if (x === y) return a < b;
+  const nx = Number.isNaN(x);
+  const ny = Number.isNaN(y);
+  if (nx && ny) return a < b;
+  return ny;
+}
+
+/**
  * Kemeny–Young consensus order of a pairwise matrix.
  *
  * Definition: π* = argmin_π Σ_{a before b in π} w[b][a] (docs/scoring.md §6; paper Supplementary B
@@ -327,35 +438,151 @@ function solveByComponents(
   matrix: PairwiseMatrix,
   options: KemenyTieBreak & { exactLimit?: number; priority?: ArrayLike<number> | null },
   decompose: boolean,
-  large: (members: readonly number[], localPriority: Int32Array, eps: number) => ArrayLike<number>,
+  large: LargeComponentSolver,
 ): { order: number[]; exact: boolean; componentSizes: number[] } {
-  const { n, w } = matrix;
-  const exactLimit = options.exactLimit ?? DEFAULT_EXACT_LIMIT;
+  const { n } = matrix;
+  const exactLimit = checkedExactLimit(options.exactLimit ?? DEFAULT_EXACT_LIMIT);
+  const priority = options.priority == null ? tieBreakPriority(n, options) : givenPriority(n, options.priority);
+  const solver = new ComponentSolver(n);
+  const exact = solver.solve(matrix, priority, decompose, exactLimit, large);
+  return { order: Array.from(solver.order), exact, componentSizes: solver.componentSizes() };
+}
+
+function checkedExactLimit(exactLimit: number): number {
   if (!Number.isInteger(exactLimit) || exactLimit < 0 || exactLimit > KEMENY_MAX_EXACT) {
     throw new AnalyticsError('OUT_OF_RANGE', `kemeny: exactLimit ${exactLimit} outside 0..${KEMENY_MAX_EXACT}`);
   }
-  const priority = options.priority == null ? tieBreakPriority(n, options) : givenPriority(n, options.priority);
-  const eps = matrix.integral ? 0 : 1e-9 * Math.max(1, matrix.totalWeight);
-  const components = decompose ? condorcetComponents(matrix, eps, priority) : [allCandidates(n, priority)];
-  const order: number[] = [];
-  let exact = true;
-  for (const members of components) {
-    const k = members.length;
-    if (k === 1) {
-      order.push(members[0]!);
-      continue;
-    }
-    const localPriority = Int32Array.from(members, (c) => priority[c]!);
-    let localOrder: ArrayLike<number>;
-    if (k <= exactLimit) {
-      localOrder = exactOrder(subMatrix(w, n, members), k, localPriority, eps);
-    } else {
-      exact = false;
-      localOrder = large(members, localPriority, eps);
-    }
-    for (let i = 0; i < k; i++) order.push(members[localOrder[i]!]!);
+  return exactLimit;
+}
+
+/** Solver of one component beyond the exact limit: local indices into `members`, best first. */
+type LargeComponentSolver = (members: Int32Array, localPriority: Int32Array, eps: number) => ArrayLike<number>;
+
+/**
+ * The component-by-component solve of {@link solveByComponents} with scratch buffers kept
+ * between calls (one per bootstrap run instead of one set per replicate). After `solve`,
+ * `order` holds the consensus order and members[bounds[i] .. bounds[i + 1]) component i.
+ */
+class ComponentSolver {
+  readonly order: Int32Array;
+  private readonly members: Int32Array;
+  private readonly bounds: Int32Array;
+  private count = 0;
+  private readonly copeland: Int32Array;
+  private readonly buckets: Int32Array;
+  private readonly localPriority: Int32Array;
+  private readonly localOrder: Int32Array;
+  private sub = new Float64Array(0);
+  private readonly exactScratch = new ExactScratch();
+
+  constructor(n: number) {
+    this.order = new Int32Array(n);
+    this.members = new Int32Array(n);
+    this.bounds = new Int32Array(n + 1);
+    this.copeland = new Int32Array(n);
+    this.buckets = new Int32Array(2 * n);
+    this.localPriority = new Int32Array(n);
+    this.localOrder = new Int32Array(n);
   }
-  return { order, exact, componentSizes: components.map((c) => c.length) };
+
+  /** Consensus order of `matrix` (n candidates) into `order`; returns whether every component was solved exactly. */
+  solve(matrix: PairwiseMatrix, priority: ArrayLike<number>, decompose: boolean, exactLimit: number, large: LargeComponentSolver): boolean {
+    const { n, w } = matrix;
+    const eps = matrix.integral ? 0 : 1e-9 * Math.max(1, matrix.totalWeight);
+    const { members, bounds, order, localPriority, localOrder } = this;
+    if (decompose) {
+      this.decompose(w, n, eps, priority);
+    } else {
+      for (let i = 0; i < n; i++) members[i] = i;
+      sortByPriority(members, 0, n, priority);
+      bounds[0] = 0;
+      bounds[1] = n;
+      this.count = 1;
+    }
+    let exact = true;
+    let at = 0;
+    for (let comp = 0; comp < this.count; comp++) {
+      const from = bounds[comp]!;
+      const k = bounds[comp + 1]! - from;
+      if (k === 1) {
+        order[at++] = members[from]!;
+        continue;
+      }
+      for (let i = 0; i < k; i++) localPriority[i] = priority[members[from + i]!]!;
+      if (k <= exactLimit) {
+        if (this.sub.length < k * k) this.sub = new Float64Array(exactLimit * exactLimit);
+        const sub = this.sub;
+        for (let a = 0; a < k; a++) {
+          const row = members[from + a]! * n;
+          for (let b = 0; b < k; b++) sub[a * k + b] = w[row + members[from + b]!]!;
+        }
+        exactOrderInto(sub, k, localPriority, eps, this.exactScratch, localOrder);
+        for (let i = 0; i < k; i++) order[at++] = members[from + localOrder[i]!]!;
+      } else {
+        exact = false;
+        const local = large(members.subarray(from, from + k), localPriority.slice(0, k), eps);
+        for (let i = 0; i < k; i++) order[at++] = members[from + local[i]!]!;
+      }
+    }
+    return exact;
+  }
+
+  /** Sizes of the last solve's components, in consensus order. */
+  componentSizes(): number[] {
+    const sizes: number[] = [];
+    for (let comp = 0; comp < this.count; comp++) sizes.push(this.bounds[comp + 1]! - this.bounds[comp]!);
+    return sizes;
+  }
+
+  /**
+   * Strongly connected components of "j does not strictly beat i" (edge i→j when
+   * w_ji − w_ij ≤ eps) into members/bounds, in consensus order, members sorted by priority.
+   *
+   * Method: with c(i) = #{j: i strictly beats j} − #{j: j strictly beats i} (Copeland), every
+   * member of an earlier component has a larger c than every member of a later one (it beats all
+   * later candidates; within its component it loses at most k₁ − 1 pairs, while the later one
+   * wins at most k₂ − 1 within its own and loses to all k₁ before: the difference is at least 2).
+   * So the components are contiguous in the order by c (then index; a counting sort, c lies in
+   * −(n−1)..n−1), and a prefix T of p candidates is a union of leading components iff each of
+   * them strictly beats each of the n − p others, i.e. iff Σ_{i∈T} c(i) = p(n − p) (the sum is
+   * the strict wins of T over the others minus the others' wins over T, at most p(n − p) and 0
+   * respectively). O(n²) reads, one pass over the pairs.
+   */
+  private decompose(w: Float64Array, n: number, eps: number, priority: ArrayLike<number>): void {
+    const { copeland, buckets, members, bounds } = this;
+    copeland.fill(0);
+    for (let i = 0; i < n; i++) {
+      const row = i * n;
+      for (let j = i + 1; j < n; j++) {
+        const d = w[row + j]! - w[j * n + i]!;
+        if (d > eps) {
+          copeland[i]++;
+          copeland[j]--;
+        } else if (-d > eps) {
+          copeland[j]++;
+          copeland[i]--;
+        }
+      }
+    }
+    // Bucket n − 1 − c(i): Copeland descending, then index ascending.
+    buckets.fill(0);
+    for (let i = 0; i < n; i++) buckets[n - 1 - copeland[i]! + 1]++;
+    for (let key = 1; key < 2 * n; key++) buckets[key] += buckets[key - 1]!;
+    for (let i = 0; i < n; i++) members[buckets[n - 1 - copeland[i]!]!++] = i;
+    let count = 0;
+    let start = 0;
+    let sum = 0;
+    bounds[0] = 0;
+    for (let p = 0; p < n; p++) {
+      sum += copeland[members[p]!]!;
+      if (sum === (p + 1) * (n - p - 1)) {
+        sortByPriority(members, start, p + 1, priority);
+        start = p + 1;
+        bounds[++count] = start;
+      }
+    }
+    this.count = count;
+  }
 }
 
 export interface KemenyRepairOptions extends KemenyTieBreak {
@@ -410,19 +637,71 @@ export function kemenyRepairOrder(
   matrix: PairwiseMatrix,
   options: KemenyRepairOptions = {},
 ): { order: number[]; exact: boolean; componentSizes: number[] } {
-  const { n, w } = matrix;
-  const start = options.start ?? null;
-  let startPosition: Int32Array | null = null;
-  if (start !== null) {
-    if (start.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `kemeny: start of length ${start.length}`);
-    assertPermutation(start, n);
-    startPosition = new Int32Array(n);
-    for (let p = 0; p < n; p++) startPosition[start[p]!] = p;
+  const { n } = matrix;
+  const solver = new KemenyRepairSolver(n, options);
+  const priority = options.priority == null ? tieBreakPriority(n, options) : givenPriority(n, options.priority);
+  const exact = solver.solve(matrix, priority);
+  return { order: Array.from(solver.order), exact, componentSizes: solver.componentSizes() };
+}
+
+/**
+ * {@link kemenyRepairOrder} for many matrices of n candidates with one start, exact limit and
+ * sweep cap, checked once: the per-replicate solver of bootstrap rank intervals. Scratch
+ * buffers are kept between calls; each call's result is kemenyRepairOrder's for that matrix
+ * and priority.
+ */
+export class KemenyRepairSolver {
+  private readonly components: ComponentSolver;
+  private readonly startPosition: Int32Array | null;
+  private readonly exactLimit: number;
+  private readonly maxSweeps: number;
+  private w: Float64Array = new Float64Array(0);
+  private readonly repair: LargeComponentSolver;
+  private readonly repairScratch = new RepairScratch();
+
+  /**
+   * @throws AnalyticsError LENGTH_MISMATCH for a start of the wrong length; BAD_INPUT when the
+   *   start is not a permutation; OUT_OF_RANGE when exactLimit exceeds {@link KEMENY_MAX_EXACT}.
+   */
+  constructor(
+    private readonly n: number,
+    options: { exactLimit?: number; start?: readonly number[] | null; maxSweeps?: number } = {},
+  ) {
+    const start = options.start ?? null;
+    let startPosition: Int32Array | null = null;
+    if (start !== null) {
+      if (start.length !== n) throw new AnalyticsError('LENGTH_MISMATCH', `kemeny: start of length ${start.length}`);
+      assertPermutation(start, n);
+      startPosition = new Int32Array(n);
+      for (let p = 0; p < n; p++) startPosition[start[p]!] = p;
+    }
+    this.startPosition = startPosition;
+    this.exactLimit = checkedExactLimit(options.exactLimit ?? DEFAULT_EXACT_LIMIT);
+    this.maxSweeps = options.maxSweeps ?? 1000;
+    this.components = new ComponentSolver(n);
+    this.repair = (members, localPriority, eps) =>
+      repairComponent(this.w, this.n, members, this.startPosition, localPriority, eps, this.maxSweeps, this.repairScratch);
   }
-  const maxSweeps = options.maxSweeps ?? 1000;
-  return solveByComponents(matrix, options, true, (members, localPriority, eps) =>
-    repairComponent(w, n, members, startPosition, localPriority, eps, maxSweeps),
-  );
+
+  /** Consensus order of the candidates, best first, of the last {@link solve}. */
+  get order(): Int32Array {
+    return this.components.order;
+  }
+
+  /**
+   * Repairs `matrix` (n candidates) with tie-break `priority` (lower first, distinct, not
+   * checked) into {@link order}; returns whether every component was solved exactly.
+   */
+  solve(matrix: PairwiseMatrix, priority: ArrayLike<number>): boolean {
+    if (matrix.n !== this.n) throw new AnalyticsError('LENGTH_MISMATCH', `kemeny: matrix of ${matrix.n} candidates for ${this.n}`);
+    this.w = matrix.w;
+    return this.components.solve(matrix, priority, true, this.exactLimit, this.repair);
+  }
+
+  /** Sizes of the Condorcet components of the last {@link solve}, in consensus order. */
+  componentSizes(): number[] {
+    return this.components.componentSizes();
+  }
 }
 
 /**
@@ -443,34 +722,60 @@ function bordaCopeland(m: Float64Array, k: number, eps: number): { borda: Float6
   return { borda, copeland };
 }
 
+/** Scratch of {@link repairComponent}, grown on demand and reused across calls. */
+class RepairScratch {
+  m = new Float64Array(0);
+  keys = new Int32Array(0);
+  slot = new Int32Array(0);
+}
+
 /** The repair of {@link kemenyRepairOrder} on one component; returns local indices into `members`. */
 function repairComponent(
   w: Float64Array,
   n: number,
-  members: readonly number[],
+  members: ArrayLike<number>,
   startPosition: Int32Array | null,
   priority: Int32Array,
   eps: number,
   maxSweeps: number,
+  scratch: RepairScratch,
 ): Int32Array {
   const k = members.length;
-  const m = new Float64Array(k * k);
+  if (scratch.m.length < k * k) scratch.m = new Float64Array(k * k);
+  const m = scratch.m;
   for (let a = 0; a < k; a++) {
     const ca = members[a]!;
     const row = ca * n;
-    for (let b = 0; b < k; b++) {
+    m[a * k + a] = w[row + ca]! - w[row + ca]!;
+    for (let b = a + 1; b < k; b++) {
       const cb = members[b]!;
-      m[a * k + b] = w[row + cb]! - w[cb * n + ca]!;
+      const x = w[row + cb]!;
+      const y = w[cb * n + ca]!;
+      m[a * k + b] = x - y;
+      m[b * k + a] = y - x;
     }
   }
-  const ids = Array.from({ length: k }, (_, i) => i);
+  let order: Int32Array;
   if (startPosition !== null) {
-    ids.sort((x, y) => startPosition[members[x]!]! - startPosition[members[y]!]!);
+    // Start positions are distinct: sort them as numbers and map each back to its member.
+    if (scratch.keys.length < k) scratch.keys = new Int32Array(k);
+    if (scratch.slot.length < n) scratch.slot = new Int32Array(n);
+    const { slot } = scratch;
+    const keys = scratch.keys.subarray(0, k);
+    for (let x = 0; x < k; x++) {
+      const at = startPosition[members[x]!]!;
+      keys[x] = at;
+      slot[at] = x;
+    }
+    keys.sort();
+    order = new Int32Array(k);
+    for (let i = 0; i < k; i++) order[i] = slot[keys[i]!]!;
   } else {
     const { borda, copeland } = bordaCopeland(m, k, eps);
+    const ids = Array.from({ length: k }, (_, i) => i);
     ids.sort((x, y) => copeland[y]! - copeland[x]! || borda[y]! - borda[x]! || priority[x]! - priority[y]!);
+    order = Int32Array.from(ids);
   }
-  const order = Int32Array.from(ids);
   let budget = maxSweeps;
   for (;;) {
     const used = insertionSearch(m, k, order, eps, budget);
@@ -519,11 +824,22 @@ function assertPermutation(order: readonly number[], n: number): void {
   }
 }
 
-function allCandidates(n: number, priority: Int32Array): number[] {
-  return Array.from({ length: n }, (_, i) => i).sort((a, b) => priority[a]! - priority[b]!);
+/** Sorts candidates[from..to) by priority ascending (distinct priorities: one result). */
+function sortByPriority(candidates: Int32Array, from: number, to: number, priority: ArrayLike<number>): void {
+  if (to - from > 32) {
+    candidates.subarray(from, to).sort((x, y) => priority[x]! - priority[y]!);
+    return;
+  }
+  for (let i = from + 1; i < to; i++) {
+    const c = candidates[i]!;
+    const pc = priority[c]!;
+    let j = i - 1;
+    for (; j >= from && priority[candidates[j]!]! > pc; j--) candidates[j + 1] = candidates[j]!;
+    candidates[j + 1] = c;
+  }
 }
 
-function subMatrix(w: Float64Array, n: number, members: readonly number[]): Float64Array {
+function subMatrix(w: Float64Array, n: number, members: ArrayLike<number>): Float64Array {
   const k = members.length;
   const out = new Float64Array(k * k);
   for (let a = 0; a < k; a++) {
@@ -533,62 +849,33 @@ function subMatrix(w: Float64Array, n: number, members: readonly number[]): Floa
   return out;
 }
 
-/**
- * Strongly connected components of "j does not strictly beat i" (edge i→j when
- * w_ji − w_ij ≤ eps), returned in consensus order, members sorted by priority.
- *
- * Method: with c(i) = #{j: i strictly beats j} − #{j: j strictly beats i} (Copeland), every
- * member of an earlier component has a larger c than every member of a later one (it beats all
- * later candidates; within its component it loses at most k₁ − 1 pairs, while the later one
- * wins at most k₂ − 1 within its own and loses to all k₁ before: the difference is at least 2).
- * So the components are contiguous in the order by c, and a prefix T of p candidates is a union
- * of leading components iff each of them strictly beats each of the n − p others, i.e. iff
- * Σ_{i∈T} c(i) = p(n − p) (the sum is the strict wins of T over the others minus the others'
- * wins over T, at most p(n − p) and 0 respectively). O(n²) reads, one pass over the pairs.
- */
-function condorcetComponents(matrix: PairwiseMatrix, eps: number, priority: Int32Array): number[][] {
-  const { n, w } = matrix;
-  const copeland = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const row = i * n;
-    for (let j = i + 1; j < n; j++) {
-      const d = w[row + j]! - w[j * n + i]!;
-      if (d > eps) {
-        copeland[i]++;
-        copeland[j]--;
-      } else if (-d > eps) {
-        copeland[j]++;
-        copeland[i]--;
-      }
-    }
-  }
-  const byScore = Array.from({ length: n }, (_, i) => i).sort((x, y) => copeland[y]! - copeland[x]! || x - y);
-  const comps: number[][] = [];
-  let start = 0;
-  let sum = 0;
-  for (let p = 0; p < n; p++) {
-    sum += copeland[byScore[p]!]!;
-    if (sum === (p + 1) * (n - p - 1)) {
-      comps.push(byScore.slice(start, p + 1).sort((x, y) => priority[x]! - priority[y]!));
-      start = p + 1;
-    }
-  }
-  return comps;
+/** Tables of {@link exactOrderInto}, grown on demand and reused across calls. */
+class ExactScratch {
+  h = new Float64Array(0);
+  colLow = new Float64Array(0);
+  colHigh = new Float64Array(0);
 }
 
 /**
- * Exact subset DP on a k×k local matrix `a` (a[i*k+j] = weight preferring i to j).
- * h[T] = min cost of ordering the set T; adding c in front of T∖{c} costs colsum_T(c).
+ * Exact subset DP on a k×k local matrix `a` (a[i*k+j] = weight preferring i to j), local order
+ * best first into out[0..k). h[T] = min cost of ordering the set T; adding c in front of T∖{c}
+ * costs colsum_T(c).
  */
-function exactOrder(a: Float64Array, k: number, priority: Int32Array, eps: number): number[] {
+function exactOrderInto(a: Float64Array, k: number, priority: Int32Array, eps: number, scratch: ExactScratch, out: Int32Array): void {
   const lowBits = k >> 1;
   const highBits = k - lowBits;
   const lowMask = (1 << lowBits) - 1;
   // colLow[L*k + c] = Σ_{j∈L} a[j][c] for subsets L of the low bits; colHigh likewise.
-  const colLow = columnSumTable(a, k, 0, lowBits);
-  const colHigh = columnSumTable(a, k, lowBits, highBits);
+  if (scratch.colLow.length < (1 << lowBits) * k) scratch.colLow = new Float64Array((1 << lowBits) * k);
+  if (scratch.colHigh.length < (1 << highBits) * k) scratch.colHigh = new Float64Array((1 << highBits) * k);
+  const colLow = scratch.colLow;
+  const colHigh = scratch.colHigh;
+  columnSumTable(a, k, 0, lowBits, colLow);
+  columnSumTable(a, k, lowBits, highBits, colHigh);
   const size = 1 << k;
-  const h = new Float64Array(size);
+  if (scratch.h.length < size) scratch.h = new Float64Array(size);
+  const h = scratch.h;
+  h[0] = 0;
   for (let t = 1; t < size; t++) {
     const lowBase = (t & lowMask) * k;
     const highBase = (t >>> lowBits) * k;
@@ -603,8 +890,8 @@ function exactOrder(a: Float64Array, k: number, priority: Int32Array, eps: numbe
     }
     h[t] = best;
   }
-  const order: number[] = [];
   let t = size - 1;
+  let at = 0;
   while (t !== 0) {
     const lowBase = (t & lowMask) * k;
     const highBase = (t >>> lowBits) * k;
@@ -618,16 +905,15 @@ function exactOrder(a: Float64Array, k: number, priority: Int32Array, eps: numbe
       if (value <= target && (chosen === -1 || priority[c]! < priority[chosen]!)) chosen = c;
       rest ^= bit;
     }
-    order.push(chosen);
+    out[at++] = chosen;
     t ^= 1 << chosen;
   }
-  return order;
 }
 
 /** table[S*k + c] = Σ_{b∈S} a[(offset+b)*k + c] for every subset S of `bits` candidates. */
-function columnSumTable(a: Float64Array, k: number, offset: number, bits: number): Float64Array {
+function columnSumTable(a: Float64Array, k: number, offset: number, bits: number, table: Float64Array): void {
   const size = 1 << bits;
-  const table = new Float64Array(size * k);
+  table.fill(0, 0, k);
   for (let s = 1; s < size; s++) {
     const bit = s & -s;
     const b = 31 - Math.clz32(bit);
@@ -636,7 +922,6 @@ function columnSumTable(a: Float64Array, k: number, offset: number, bits: number
     const base = s * k;
     for (let c = 0; c < k; c++) table[base + c] = table[prev + c]! + a[row + c]!;
   }
-  return table;
 }
 
 interface HeuristicSettings {
@@ -820,13 +1105,20 @@ function boundedInsertionSearch(m: Float64Array, k: number, order: Int32Array, m
       }
     }
   };
-  for (let r = 0; r < k; r++) {
-    const row = order[r]! * k;
-    const c = (r / C) | 0;
-    for (let z = 0; z < k; z++) {
-      const v = m[row + z]!;
-      if (v < 0) pos[z * nc + c] -= v;
-      else if (v > 0) neg[z * nc + c] += v;
+  // Read along rows (m[z][y] = −m[y][z]); the sums of integers are exact in any order.
+  for (let z = 0; z < k; z++) {
+    const row = z * k;
+    for (let c = 0; c < nc; c++) {
+      let p = 0;
+      let q = 0;
+      const end = Math.min(k, (c + 1) * C);
+      for (let r = c * C; r < end; r++) {
+        const v = m[row + order[r]!]!;
+        if (v > 0) p += v;
+        else q -= v;
+      }
+      pos[z * nc + c] = p;
+      neg[z * nc + c] = q;
     }
   }
   for (let sweep = 0; sweep < maxSweeps; sweep++) {

@@ -24,8 +24,10 @@ export class PairwiseUpdates {
   private readonly baseLevel: Int32Array;
   /** Per voter: whether any two candidates share a base level. */
   private readonly baseTies: Uint8Array;
-  /** Scratch: one voter's base order being sorted by replicate score. */
+  /** Scratch: one voter's base order being sorted by replicate score, with their scores and base levels. */
   private readonly sorted: Int32Array;
+  private readonly sortedScore: Float64Array;
+  private readonly sortedLevel: Int32Array;
   /** Scratch: changed pairs of one voter, +(a·n + b + 1) for "a over b" → "b over a", −(…) for "a over b" → tie. */
   private changes: Int32Array;
 
@@ -46,6 +48,8 @@ export class PairwiseUpdates {
     this.baseLevel = new Int32Array(V * n).fill(-1);
     this.baseTies = new Uint8Array(V);
     this.sorted = new Int32Array(n);
+    this.sortedScore = new Float64Array(n);
+    this.sortedLevel = new Int32Array(n);
     this.changes = new Int32Array(4 * n);
     for (let v = 0; v < V; v++) {
       const row = v * n;
@@ -99,8 +103,9 @@ export class PairwiseUpdates {
    * before it in the base order that it beats in the replicate (those pairs turn round), and
    * lands right after those it equals (those pairs become ties): each changed pair is met once.
    * The raw comparisons decide the preferences when no two different scores lie within the
-   * tolerance, checked on the sorted neighbours (see `levelled`); only then are the changes
-   * applied. Pairs tied in the base are compared directly. A voter whose missing scores differ
+   * tolerance, checked on the sorted neighbours (see `applyChanges`); the changes are applied
+   * as they are met and taken back when that check fails. Pairs tied in the base are compared
+   * directly. A voter whose missing scores differ
    * from the base, or whose scores are not levelled, has its base contribution removed and its
    * replicate contribution added pair by pair, O(n²).
    *
@@ -113,21 +118,9 @@ export class PairwiseUpdates {
       const weight = weights[v]!;
       if (weight === 0) continue;
       const row = v * n;
-      const changed = this.presentAsBase(s, row, v) ? this.sortChanges(s, row, v) : -1;
-      if (changed < 0) {
+      if (!(this.presentAsBase(s, row, v) && this.applyChanges(s, row, v, weight, w))) {
         this.recompute(s, row, weight, w);
         continue;
-      }
-      const changes = this.changes;
-      for (let k = 0; k < changed; k++) {
-        const code = changes[k]!;
-        const pair = (code > 0 ? code : -code) - 1;
-        w[pair] -= weight;
-        if (code > 0) {
-          const a = (pair / n) | 0;
-          const b = pair - a * n;
-          w[b * n + a] += weight;
-        }
       }
       if (this.baseTies[v] === 1) this.addBaseTies(s, row, v, weight, w);
     }
@@ -147,20 +140,24 @@ export class PairwiseUpdates {
 
   /**
    * Insertion-sorts voter v's base order by the scores in s (descending, stable) into `sorted`
-   * and records the pairs of different base levels whose preference changed into `changes`.
-   * Returns their number, or −1 when the scores are not levelled: for scores sorted descending,
-   * scoreGreater(x, y) ⟺ x > y for every pair when every two different neighbours z > z'
-   * satisfy scoreGreater (the neighbour pair at the endpoint of larger magnitude already differs
-   * by more than 1e-12·max(1, |x|, |y|), and floating-point subtraction is monotone; equal
-   * scores are never preferred). It fails when two different scores are within the tolerance,
-   * or a score is infinite (scoreGreater never holds against ±∞).
+   * and applies the changes of the pairs of different base levels whose preference changed to
+   * w, recording them in `changes`. When the scores are not levelled, takes the changes back
+   * and returns false: for scores sorted descending, scoreGreater(x, y) ⟺ x > y for every pair
+   * when every two different neighbours z > z' satisfy scoreGreater (the neighbour pair at the
+   * endpoint of larger magnitude already differs by more than 1e-12·max(1, |x|, |y|), and
+   * floating-point subtraction is monotone; equal scores are never preferred). It fails when two
+   * different scores are within the tolerance, or a score is infinite (scoreGreater never holds
+   * against ±∞). The sorted scores and levels are moved along with the candidates, so the sort
+   * reads them in sequence.
    */
-  private sortChanges(s: Float64Array, row: number, v: number): number {
+  private applyChanges(s: Float64Array, row: number, v: number, weight: number, w: Float64Array): boolean {
     const { n } = this;
     const m = this.baseCount[v]!;
     const order = this.baseOrder;
     const level = this.baseLevel;
     const sorted = this.sorted;
+    const sortedScore = this.sortedScore;
+    const sortedLevel = this.sortedLevel;
     let changes = this.changes;
     let count = 0;
     for (let i = 0; i < m; i++) {
@@ -168,27 +165,54 @@ export class PairwiseUpdates {
       const x = s[row + c]!;
       const lc = level[row + c]!;
       if (count + i > changes.length) changes = this.grow(count + i);
+      const rowC = c * n;
       let j = i - 1;
       for (; j >= 0; j--) {
+        const y = sortedScore[j]!;
+        if (!(y < x)) break;
         const a = sorted[j]!;
-        if (!(s[row + a]! < x)) break;
+        const la = sortedLevel[j]!;
         sorted[j + 1] = a;
-        if (level[row + a]! > lc) changes[count++] = a * n + c + 1;
+        sortedScore[j + 1] = y;
+        sortedLevel[j + 1] = la;
+        if (la > lc) {
+          const pair = a * n + c;
+          w[pair] -= weight;
+          w[rowC + a] += weight;
+          changes[count++] = pair + 1;
+        }
       }
       sorted[j + 1] = c;
+      sortedScore[j + 1] = x;
+      sortedLevel[j + 1] = lc;
       for (let t = j; t >= 0; t--) {
-        const a = sorted[t]!;
-        if (s[row + a]! !== x) break;
+        if (sortedScore[t]! !== x) break;
         if (count === changes.length) changes = this.grow(count + 1);
-        if (level[row + a]! > lc) changes[count++] = -(a * n + c + 1);
+        if (sortedLevel[t]! > lc) {
+          const pair = sorted[t]! * n + c;
+          w[pair] -= weight;
+          changes[count++] = -(pair + 1);
+        }
       }
     }
     for (let i = 1; i < m; i++) {
-      const hi = s[row + sorted[i - 1]!]!;
-      const lo = s[row + sorted[i]!]!;
-      if (hi !== lo && !scoreGreater(hi, lo)) return -1;
+      const hi = sortedScore[i - 1]!;
+      const lo = sortedScore[i]!;
+      if (hi !== lo && !scoreGreater(hi, lo)) {
+        for (let k = 0; k < count; k++) {
+          const code = changes[k]!;
+          const pair = (code > 0 ? code : -code) - 1;
+          w[pair] += weight;
+          if (code > 0) {
+            const a = (pair / n) | 0;
+            const b = pair - a * n;
+            w[b * n + a] -= weight;
+          }
+        }
+        return false;
+      }
     }
-    return count;
+    return true;
   }
 
   private grow(atLeast: number): Int32Array {

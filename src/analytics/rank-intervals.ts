@@ -4,9 +4,9 @@
  * (docs/scoring.md §6 candidates, §8 groups).
  */
 import { AnalyticsError } from './errors';
-import { kemenyRepairOrder, tieBreakPriority } from './kemeny';
+import { KemenyRepairSolver, TieBreakPriorities } from './kemeny';
 import { PairwiseUpdates } from './pairwise-updates';
-import type { PairwiseMatrix } from './kemeny';
+import type { PairwiseMatrix, kemenyRepairOrder } from './kemeny';
 import { scoreGreater, scoresEqual } from './tolerance';
 
 /**
@@ -180,6 +180,9 @@ export function* rankIntervalSteps(input: ReplicateScores, options: RankInterval
   // by tie-break priority or start position, both carried over.
   const label = pointOrder !== null ? Int32Array.from(pointOrder) : byMeanScore(data, st, n, V, B);
   const start = pointOrder !== null ? Array.from({ length: n }, (_, i) => i) : null;
+  // The checks of tieBreakPriority and kemenyRepairOrder, once instead of per replicate.
+  const tieBreak = new TieBreakPriorities(n, names);
+  const solver = new KemenyRepairSolver(n, { exactLimit, maxSweeps, start });
   // Integer weights: each replicate's matrix as updates of one base matrix (the mean replicate
   // scores), equal entry for entry to building it directly.
   const updates = PairwiseUpdates.accepts(weightArray)
@@ -189,14 +192,15 @@ export function* rankIntervalSteps(input: ReplicateScores, options: RankInterval
   // by label. Read REPLICATE_BLOCK replicates at a time: with the grid's layout (replicate
   // fastest) each read then uses whole cache lines instead of one number per line.
   const blockSize = Math.min(B, REPLICATE_BLOCK);
+  const { candidate: stCandidate, voter: stVoter, replicate: stReplicate } = st;
   const block = new Float64Array(blockSize * V * n);
   const w = new Float64Array(n * n);
   const macro = new Float64Array(n);
   const macroWeight = new Float64Array(n);
+  const byCandidate = new Int32Array(n);
   const priority = new Int32Array(n);
   const rank = new Int32Array(n);
   const ranks = new Int32Array(n * B);
-  const settings = { exactLimit, maxSweeps, start };
   let exactReplicates = 0;
 
   for (let b = 0; b < B; b++) {
@@ -206,40 +210,43 @@ export function* rankIntervalSteps(input: ReplicateScores, options: RankInterval
       for (let i = 0; i < n; i++) {
         const c = label[i]!;
         for (let v = 0; v < V; v++) {
-          const at = c * st.candidate + v * st.voter + b * st.replicate;
-          for (let u = 0; u < size; u++) block[(u * V + v) * n + i] = Number(data[at + u * st.replicate]);
+          let at = c * stCandidate + v * stVoter + b * stReplicate;
+          let to = v * n + i;
+          for (let u = 0; u < size; u++, at += stReplicate, to += V * n) block[to] = Number(data[at]);
         }
       }
     }
     const profile = block.subarray(t * V * n, (t + 1) * V * n);
-    macro.fill(0);
-    macroWeight.fill(0);
-    for (let v = 0; v < V; v++) {
-      const weight = weightArray[v]!;
-      const row = v * n;
-      for (let i = 0; i < n; i++) {
-        const x = profile[row + i]!;
-        if (!Number.isNaN(x)) {
-          const c = label[i]!;
-          macro[c] += weight * x;
-          macroWeight[c] += weight;
+    if (macroIn === null) {
+      macro.fill(0);
+      macroWeight.fill(0);
+      for (let v = 0; v < V; v++) {
+        const weight = weightArray[v]!;
+        const row = v * n;
+        for (let i = 0; i < n; i++) {
+          const x = profile[row + i]!;
+          if (!Number.isNaN(x)) {
+            const c = label[i]!;
+            macro[c] += weight * x;
+            macroWeight[c] += weight;
+          }
         }
       }
-    }
-    if (macroIn === null) {
       for (let c = 0; c < n; c++) macro[c] = macroWeight[c]! > 0 ? macro[c]! / macroWeight[c]! : Number.NaN;
     } else {
-      for (let c = 0; c < n; c++) macro[c] = Number(macroIn.data[c * macroSt.candidate + b * macroSt.replicate]);
+      const macroData = macroIn.data;
+      const step = macroSt.candidate;
+      for (let c = 0, at = b * macroSt.replicate; c < n; c++, at += step) macro[c] = Number(macroData[at]);
     }
     // The tie-break of the candidates (macro average, name, then candidate index), by label.
-    const byCandidate = tieBreakPriority(n, { macro, names });
+    tieBreak.into(macro, byCandidate);
     for (let i = 0; i < n; i++) priority[i] = byCandidate[label[i]!]!;
     let exact: boolean;
     if (updates !== null) {
       updates.matrix(profile, w);
-      exact = solveInto({ n, w, voterCount: V, totalWeight, integral: true }, priority, rank, settings);
+      exact = solveInto({ n, w, voterCount: V, totalWeight, integral: true }, priority, rank, solver);
     } else {
-      exact = denseConsensus(profile, n, V, weightArray, totalWeight, w, priority, rank, settings);
+      exact = denseConsensus(profile, n, V, weightArray, totalWeight, w, priority, rank, solver);
     }
     if (exact) exactReplicates++;
     for (let i = 0; i < n; i++) ranks[label[i]! * B + b] = rank[i]!;
@@ -280,12 +287,6 @@ export function percentileRankIntervals(ranks: Int32Array, n: number, B: number,
   return intervals;
 }
 
-interface RepairSettings {
-  exactLimit: number;
-  maxSweeps: number;
-  start: readonly number[] | null;
-}
-
 /**
  * One replicate's consensus from its full n×n pairwise matrix (`pairwiseMatrix` semantics):
  * the path for fractional voter weights and infinite scores. O(V·n²) plus the solve.
@@ -299,7 +300,7 @@ function denseConsensus(
   w: Float64Array,
   priority: Int32Array,
   rank: Int32Array,
-  settings: RepairSettings,
+  solver: KemenyRepairSolver,
 ): boolean {
   w.fill(0);
   for (let v = 0; v < V; v++) {
@@ -315,19 +316,15 @@ function denseConsensus(
   }
   let integral = true;
   for (let k = 0; k < w.length && integral; k++) integral = Number.isInteger(w[k]!);
-  return solveInto({ n, w, voterCount: V, totalWeight, integral }, priority, rank, settings);
+  return solveInto({ n, w, voterCount: V, totalWeight, integral }, priority, rank, solver);
 }
 
 /** Consensus ranks of one replicate's matrix into `rank`; returns whether they are proven optimal. */
-function solveInto(
-  matrix: PairwiseMatrix,
-  priority: Int32Array,
-  rank: Int32Array,
-  settings: RepairSettings,
-): boolean {
-  const result = kemenyRepairOrder(matrix, { ...settings, priority });
-  result.order.forEach((c, p) => (rank[c] = p + 1));
-  return result.exact;
+function solveInto(matrix: PairwiseMatrix, priority: Int32Array, rank: Int32Array, solver: KemenyRepairSolver): boolean {
+  const exact = solver.solve(matrix, priority);
+  const order = solver.order;
+  for (let p = 0; p < matrix.n; p++) rank[order[p]!] = p + 1;
+  return exact;
 }
 
 /**
@@ -343,14 +340,15 @@ function meanScores(
 ): Float64Array {
   const n = label.length;
   const mean = new Float64Array(V * n);
+  const { candidate: stCandidate, voter: stVoter, replicate: stReplicate } = st;
   for (let v = 0; v < V; v++) {
     for (let i = 0; i < n; i++) {
       const c = label[i]!;
-      const at = c * st.candidate + v * st.voter;
+      const at = c * stCandidate + v * stVoter;
       let sum = 0;
       let count = 0;
-      for (let b = 0; b < B; b++) {
-        const x = Number(data[at + b * st.replicate]);
+      for (let b = 0, k = at; b < B; b++, k += stReplicate) {
+        const x = Number(data[k]);
         if (!Number.isNaN(x)) {
           sum += x;
           count++;
