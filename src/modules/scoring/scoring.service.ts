@@ -17,7 +17,7 @@ import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/emb
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
 import { REAL_TILE } from '../../analytics/bootstrap-kernel-wasm';
-import { buildGridInput, codeCells, codedItemScores, gridVariable } from '../../analytics/grid-input';
+import { buildGridInput, codeCells, gridVariable, RunItemScorer } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
 import { cellOf } from '../../analytics/normalise';
@@ -1302,6 +1302,8 @@ export class ScoringService {
     const found = new Map<string, RunItems>();
     const fingerprints = new Map<string, RunFingerprint>();
     const similarity = lexicalSimilarity();
+    // Equal cells of different runs are scored against each reference cell once.
+    const scorers = specs.map((spec, v) => new RunItemScorer(spec, codedReferences[v]!, { similarity, collapsed: options.collapsed }));
     // A variable at a time, pausing between: 20,000 reports × 16 variables of reference values.
     const gridVariables: GridVariable[] = [];
     for (const [v, spec] of specs.entries()) {
@@ -1350,11 +1352,13 @@ export class ScoringService {
           const items: RunItems = { scores: this.statistics.float64(specs.length * n), valid: new Uint8Array(specs.length * n), reports: n };
           for (const [v, spec] of specs.entries()) {
             const column = runColumns.get(spec.key)!;
-            items.scores.set(codedItemScores(spec, codedReferences[v]!, column, { similarity, collapsed: options.collapsed }), v * n);
-            const validCode = column.cells.map((cell) => (isValidCell(cell) ? 1 : 0));
+            scorers[v]!.scoresInto(column, itemColumn(items, v));
+            const validCode = Uint8Array.from(column.cells, (cell) => (isValidCell(cell) ? 1 : 0));
+            const { codes } = column;
+            const valid = validColumn(items, v);
             for (let report = 0; report < n; report++) {
-              const code = column.codes[report]!;
-              items.valid[v * n + report] = code < 0 ? 0 : validCode[code]!;
+              const code = codes[report]!;
+              valid[report] = code < 0 ? 0 : validCode[code]!;
             }
             await slices.pause();
           }

@@ -1,7 +1,7 @@
 import { bootstrapGrid } from '../../../src/analytics/bootstrap';
 import { AnalyticsError } from '../../../src/analytics/errors';
 import { lexicalSimilarity } from '../../../src/analytics/embedding/lexical';
-import { buildGridInput, codeCells, codedItemScores, decodeCells, gridItemScores, type GridInputOptions } from '../../../src/analytics/grid-input';
+import { buildGridInput, codeCells, codedItemScores, decodeCells, gridItemScores, RunItemScorer, type GridInputOptions } from '../../../src/analytics/grid-input';
 import { scoreVariable } from '../../../src/analytics/metrics';
 import { cellOf, normaliseRecord, type RecordCell } from '../../../src/analytics/normalise';
 import type { VariableSpec } from '../../../src/analytics/types';
@@ -123,6 +123,40 @@ describe('codedItemScores', () => {
       }
     }
     expect(compared).toBe(36);
+  });
+
+  it('RunItemScorer gives each run what gridItemScores gives, equal cells of different runs scored once', () => {
+    const rnd = lcg(11);
+    let compared = 0;
+    let scorings = 0;
+    for (const spec of typed) {
+      for (const opts of [{ similarity: lexical }, { similarity: lexical, collapsed: true }, { metric: 'ACCURACY' }] as GridInputOptions[]) {
+        // 2,000 distinct cells a run: free text outgrows the shared table after a few runs.
+        for (const [n, distinct] of [
+          [300, 12],
+          [2500, 2000],
+        ] as const) {
+          const references = column(spec, n, distinct, rnd, false) as RecordCell[];
+          const counting: GridInputOptions = { ...opts, similarity: opts.similarity ? (a, b) => (scorings++, opts.similarity!(a, b)) : undefined };
+          const scorer = new RunItemScorer(spec, codeCells(references), counting);
+          const before = scorings;
+          for (let run = 0; run < 5; run++) {
+            // Each run read on its own: equal cells are separate objects (a JSON round trip).
+            const predictions = (JSON.parse(JSON.stringify(column(spec, n, distinct, lcg(100 + run), true))) as (RecordCell | null)[]).map((c): RecordCell | null => c ?? undefined);
+            predictions.forEach((c, i) => c === undefined && i % 5 === 0 && (predictions[i] = null));
+            const out = new Float64Array(n);
+            scorer.scoresInto(codeCells(predictions), out);
+            const expected = gridItemScores(spec, references, predictions, opts);
+            expect({ spec: spec.key, opts: Object.keys(opts), n, run, same: same(out, expected) }).toEqual({ spec: spec.key, opts: Object.keys(opts), n, run, same: true });
+            compared++;
+          }
+          // Free text with few distinct cells: the five runs' pairs were scored once, not five times.
+          if (spec.type === 'FREE_TEXT' && opts.similarity && distinct === 12) expect(scorings - before).toBeLessThan(12 * 12);
+        }
+      }
+    }
+    expect(compared).toBe(180);
+    expect(() => new RunItemScorer(typed[0]!, codeCells([undefined])).scoresInto(codeCells([undefined]), new Float64Array(2))).toThrow(AnalyticsError);
   });
 
   it('codes equal objects alike and absent cells as −1, and decodes to the column', () => {
