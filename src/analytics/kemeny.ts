@@ -553,16 +553,15 @@ class ComponentSolver {
     copeland.fill(0);
     for (let i = 0; i < n; i++) {
       const row = i * n;
+      let wins = 0;
       for (let j = i + 1; j < n; j++) {
         const d = w[row + j]! - w[j * n + i]!;
-        if (d > eps) {
-          copeland[i]++;
-          copeland[j]--;
-        } else if (-d > eps) {
-          copeland[j]++;
-          copeland[i]--;
-        }
+        // +1, −1 or 0 without a branch on the sign (an unpredictable one).
+        const s = Number(d > eps) - Number(-d > eps);
+        wins += s;
+        copeland[j] -= s;
       }
+      copeland[i] += wins;
     }
     // Bucket n − 1 − c(i): Copeland descending, then index ascending.
     buckets.fill(0);
@@ -854,12 +853,22 @@ class ExactScratch {
   h = new Float64Array(0);
   colLow = new Float64Array(0);
   colHigh = new Float64Array(0);
+  /** winner[T]: the candidate of T that strictly beats every other member, −1 when none does. */
+  winner = new Int8Array(0);
+  /** beats[c]: bit mask of the candidates that c strictly beats. */
+  beats = new Int32Array(0);
 }
 
 /**
  * Exact subset DP on a k×k local matrix `a` (a[i*k+j] = weight preferring i to j), local order
  * best first into out[0..k). h[T] = min cost of ordering the set T; adding c in front of T∖{c}
  * costs colsum_T(c).
+ *
+ * With eps = 0 and every sum exact (integer entries, total at most 2^53), a set T with a strict
+ * Condorcet winner x (a[x][c] > a[c][x] for every other c in T) gets h[T] from x alone: moving
+ * x to the front of any order of T strictly lowers its cost, so every optimal order of T starts
+ * with x and the minimum over c is x's term, the same number. The winners come from one pass,
+ * lowest member first (see {@link condorcetWinners}); the rebuild is unchanged.
  */
 function exactOrderInto(a: Float64Array, k: number, priority: Int32Array, eps: number, scratch: ExactScratch, out: Int32Array): void {
   const lowBits = k >> 1;
@@ -875,10 +884,18 @@ function exactOrderInto(a: Float64Array, k: number, priority: Int32Array, eps: n
   const size = 1 << k;
   if (scratch.h.length < size) scratch.h = new Float64Array(size);
   const h = scratch.h;
+  const winner = eps === 0 && exactSums(a, k) ? condorcetWinners(a, k, scratch) : null;
   h[0] = 0;
   for (let t = 1; t < size; t++) {
     const lowBase = (t & lowMask) * k;
     const highBase = (t >>> lowBits) * k;
+    if (winner !== null) {
+      const x = winner[t]!;
+      if (x >= 0) {
+        h[t] = h[t ^ (1 << x)]! + colLow[lowBase + x]! + colHigh[highBase + x]!;
+        continue;
+      }
+    }
     let best = Infinity;
     let rest = t;
     while (rest !== 0) {
@@ -908,6 +925,46 @@ function exactOrderInto(a: Float64Array, k: number, priority: Int32Array, eps: n
     out[at++] = chosen;
     t ^= 1 << chosen;
   }
+}
+
+/** Whether every entry of `a` is a non-negative integer and their total is at most 2^53 (every partial sum exact). */
+function exactSums(a: Float64Array, k: number): boolean {
+  let total = 0;
+  for (let x = 0; x < k * k; x++) {
+    const v = a[x]!;
+    if (!(Number.isInteger(v) && v >= 0)) return false;
+    total += v;
+  }
+  return total <= 2 ** 53;
+}
+
+/**
+ * winner[T] for every subset T of the k local candidates: the member that strictly beats every
+ * other member, else −1. With c the lowest member of T and R = T ∖ {c}: c wins T iff it beats all
+ * of R; otherwise only R's winner can win T, iff it beats c. O(k² + 2^k).
+ */
+function condorcetWinners(a: Float64Array, k: number, scratch: ExactScratch): Int8Array {
+  if (scratch.beats.length < k) scratch.beats = new Int32Array(k);
+  if (scratch.winner.length < 1 << k) scratch.winner = new Int8Array(1 << k);
+  const { beats, winner } = scratch;
+  for (let x = 0; x < k; x++) {
+    let mask = 0;
+    for (let y = 0; y < k; y++) if (a[x * k + y]! > a[y * k + x]!) mask |= 1 << y;
+    beats[x] = mask;
+  }
+  winner[0] = -1;
+  for (let t = 1; t < 1 << k; t++) {
+    const low = t & -t;
+    const c = 31 - Math.clz32(low);
+    const rest = t ^ low;
+    if ((beats[c]! & rest) === rest) {
+      winner[t] = c;
+    } else {
+      const x = winner[rest]!;
+      winner[t] = x >= 0 && ((beats[x]! >>> c) & 1) === 1 ? x : -1;
+    }
+  }
+  return winner;
 }
 
 /** table[S*k + c] = Σ_{b∈S} a[(offset+b)*k + c] for every subset S of `bits` candidates. */

@@ -151,6 +151,7 @@ export class PairwiseUpdates {
    * reads them in sequence.
    */
   private applyChanges(s: Float64Array, row: number, v: number, weight: number, w: Float64Array): boolean {
+    if (this.baseTies[v] === 0) return this.applyChangesUntied(s, row, v, weight, w);
     const { n } = this;
     const m = this.baseCount[v]!;
     const order = this.baseOrder;
@@ -195,6 +196,57 @@ export class PairwiseUpdates {
         }
       }
     }
+    return this.levelled(m, count, weight, w);
+  }
+
+  /**
+   * {@link applyChanges} for a voter without ties in its base: every candidate before c in the
+   * base order has a higher base level, so each pair met changes and no levels are carried.
+   */
+  private applyChangesUntied(s: Float64Array, row: number, v: number, weight: number, w: Float64Array): boolean {
+    const { n } = this;
+    const m = this.baseCount[v]!;
+    const order = this.baseOrder;
+    const sorted = this.sorted;
+    const sortedScore = this.sortedScore;
+    let changes = this.changes;
+    let count = 0;
+    for (let i = 0; i < m; i++) {
+      const c = order[row + i]!;
+      const x = s[row + c]!;
+      if (count + i > changes.length) changes = this.grow(count + i);
+      const rowC = c * n;
+      let j = i - 1;
+      for (; j >= 0; j--) {
+        const y = sortedScore[j]!;
+        if (!(y < x)) break;
+        const a = sorted[j]!;
+        sorted[j + 1] = a;
+        sortedScore[j + 1] = y;
+        const pair = a * n + c;
+        w[pair] -= weight;
+        w[rowC + a] += weight;
+        changes[count++] = pair + 1;
+      }
+      sorted[j + 1] = c;
+      sortedScore[j + 1] = x;
+      for (let t = j; t >= 0 && sortedScore[t] === x; t--) {
+        if (count === changes.length) changes = this.grow(count + 1);
+        const pair = sorted[t]! * n + c;
+        w[pair] -= weight;
+        changes[count++] = -(pair + 1);
+      }
+    }
+    return this.levelled(m, count, weight, w);
+  }
+
+  /**
+   * Whether the sorted scores of one voter are levelled (see {@link applyChanges}); if not,
+   * takes back the `count` changes recorded.
+   */
+  private levelled(m: number, count: number, weight: number, w: Float64Array): boolean {
+    const { n, changes } = this;
+    const sortedScore = this.sortedScore;
     for (let i = 1; i < m; i++) {
       const hi = sortedScore[i - 1]!;
       const lo = sortedScore[i]!;
