@@ -7,11 +7,11 @@
  *   node -r ./bench/kemeny/swc-register.js bench/kemeny/kemeny-bench.ts [--repeats 5] [--leaderboard]
  */
 import { bootstrapGrid } from '../../src/analytics/bootstrap';
-import type { GridRun, GridVariable } from '../../src/analytics/bootstrap';
 import { kemeny, kemenyScore, pairwiseMatrix } from '../../src/analytics/kemeny';
 import { partitionVariance } from '../../src/analytics/mixed-model';
 import { kemenyRankIntervals } from '../../src/analytics/rank-intervals';
 import { kemenyRankIntervals as denseRankIntervals } from '../support/oracles/rank-intervals-dense';
+import { leaderboardGridInput } from './leaderboard-data';
 
 function lcg(seed: number): () => number {
   let s = seed;
@@ -183,14 +183,6 @@ if (!leaderboardOnly) {
 // optimum; bench/support/oracles) run on the same replicates, for the time and for the quality
 // of the repaired orders: each replicate's Kemeny score of both orders.
 {
-  const lcg32 = (seed: number): (() => number) => {
-    let x = seed >>> 0;
-    return () => {
-      x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-      return x / 2 ** 32;
-    };
-  };
-  const N = 1252;
   const V = 16;
   const B = 1000;
   const cpu = <T>(f: () => T): { ms: number; value: T } => {
@@ -204,24 +196,7 @@ if (!leaderboardOnly) {
   type Times = { grid: number[]; point: number[]; ranks: number[]; previous: number[] };
   const totals = new Map<number, Times>();
   for (const R of [90, 270]) {
-    const rnd = lcg32(20261129);
-    const classes = Array.from({ length: V }, (_, v) => (v < 12 ? 2 + (v % 8) : 10));
-    const truth = Array.from({ length: V }, (_, v) => Int32Array.from({ length: N }, () => Math.floor(rnd() * classes[v]!)));
-    const variables: GridVariable[] = truth.map((g, v) => ({ key: `v${v}`, groups: v < 12 ? g : new Int32Array(N) }));
-    const runs: GridRun[] = Array.from({ length: R }, (_, r) => {
-      const skill = 0.45 + 0.5 * rnd();
-      return {
-        id: `run${r}`,
-        items: truth.map((g, v) =>
-          Float64Array.from(g, (t) => {
-            const u = rnd();
-            if (u < 0.02) return 0;
-            if (u < skill) return 1;
-            return Math.floor(rnd() * classes[v]!) === t ? 1 : 0;
-          }),
-        ),
-      };
-    });
+    const { variables, runs } = leaderboardGridInput(R);
     const names = runs.map((r) => r.id);
     const t: Times = { grid: [], point: [], ranks: [], previous: [] };
     totals.set(R, t);

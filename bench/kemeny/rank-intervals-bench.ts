@@ -12,9 +12,9 @@
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bootstrapGrid } from '../../src/analytics/bootstrap';
-import type { GridRun, GridVariable } from '../../src/analytics/bootstrap';
 import { kemeny } from '../../src/analytics/kemeny';
 import * as current from '../../src/analytics/rank-intervals';
+import { LEADERBOARD_VARIABLES, leaderboardGridInput } from './leaderboard-data';
 
 const arg = (name: string): string | null => {
   const i = process.argv.indexOf(name);
@@ -27,13 +27,6 @@ const implPath = arg('--impl');
 const ranksOut = arg('--ranks-out');
 const impl = (implPath === null ? current : require(resolve(implPath))) as typeof current;
 
-const lcg32 = (seed: number): (() => number) => {
-  let x = seed >>> 0;
-  return () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return x / 2 ** 32;
-  };
-};
 const cpu = <T>(f: () => T): { ms: number; value: T } => {
   const c0 = process.cpuUsage();
   const value = f();
@@ -42,28 +35,10 @@ const cpu = <T>(f: () => T): { ms: number; value: T } => {
 };
 const median = (xs: number[]): number => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const N = 1252;
-const V = 16;
+const V = LEADERBOARD_VARIABLES;
 const B = 1000;
 for (const R of runCounts) {
-  const rnd = lcg32(20261129);
-  const classes = Array.from({ length: V }, (_, v) => (v < 12 ? 2 + (v % 8) : 10));
-  const truth = Array.from({ length: V }, (_, v) => Int32Array.from({ length: N }, () => Math.floor(rnd() * classes[v]!)));
-  const variables: GridVariable[] = truth.map((g, v) => ({ key: `v${v}`, groups: v < 12 ? g : new Int32Array(N) }));
-  const runs: GridRun[] = Array.from({ length: R }, (_, r) => {
-    const skill = 0.45 + 0.5 * rnd();
-    return {
-      id: `run${r}`,
-      items: truth.map((g, v) =>
-        Float64Array.from(g, (t) => {
-          const u = rnd();
-          if (u < 0.02) return 0;
-          if (u < skill) return 1;
-          return Math.floor(rnd() * classes[v]!) === t ? 1 : 0;
-        }),
-      ),
-    };
-  });
+  const { variables, runs } = leaderboardGridInput(R);
   const names = runs.map((r) => r.id);
   for (const seed of seeds) {
     const { points, replicates, macroReplicates, macroPoints } = bootstrapGrid({ variables, runs, resamples: B, seed });

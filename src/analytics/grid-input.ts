@@ -158,9 +158,10 @@ export function codedItemScores(spec: VariableSpec, references: CodedCells, pred
   const refCells = references.cells;
   const predCells = predictions.cells;
   const out = new Float64Array(n);
+  const R = refCells.length;
   // Prediction code + 1: slot 0 is "no prediction".
   const width = predCells.length + 1;
-  if (refCells.length * width > PAIR_TABLE_LIMIT) {
+  if (R * width > PAIR_TABLE_LIMIT) {
     for (let i = 0; i < n; i++) {
       const r = refCodes[i]!;
       const p = predCodes[i]!;
@@ -168,23 +169,43 @@ export function codedItemScores(spec: VariableSpec, references: CodedCells, pred
     }
     return out;
   }
-  const table = new Float64Array(refCells.length * width);
-  const scored = new Uint8Array(refCells.length * width);
-  for (let i = 0; i < n; i++) {
+  const tableCode = Int32Array.from({ length: predCells.length }, (_, p) => p + 1);
+  const table = new Float64Array(R * width);
+  const scored = new Uint8Array(R * width);
+  scoreThroughTable(refCodes, predCodes, tableCode, R, table, scored, (r, code) => score(refCells[r]!, code === 0 ? undefined : predCells[code - 1]!), out);
+  return out;
+}
+
+/**
+ * out[i]: the score of report i's pair (reference code r, table code c = 0 without a
+ * prediction, else `tableCode[prediction code]`), kept at table[c · R + r] and scored by
+ * `scoreAt` the first time a pair is met; NaN where the report has no reference cell. O(n).
+ */
+function scoreThroughTable(
+  refCodes: Int32Array,
+  predCodes: Int32Array,
+  tableCode: Int32Array,
+  R: number,
+  table: Float64Array,
+  scored: Uint8Array,
+  scoreAt: (r: number, code: number) => number,
+  out: Float64Array,
+): void {
+  for (let i = 0; i < refCodes.length; i++) {
     const r = refCodes[i]!;
     if (r < 0) {
       out[i] = Number.NaN;
       continue;
     }
     const p = predCodes[i]!;
-    const at = r * width + p + 1;
+    const code = p < 0 ? 0 : tableCode[p]!;
+    const at = code * R + r;
     if (scored[at] === 0) {
-      table[at] = score(refCells[r]!, p < 0 ? undefined : predCells[p]!);
+      table[at] = scoreAt(r, code);
       scored[at] = 1;
     }
     out[i] = table[at]!;
   }
-  return out;
 }
 
 /**
@@ -250,24 +271,9 @@ export class RunItemScorer {
     }
     const rows = this.predictionCells.length + 1;
     if (this.scored.length < rows * R) this.grow(rows * R);
-    const { table, scored } = this;
     const refCells = this.references.cells;
-    const predCodes = predictions.codes;
-    for (let i = 0; i < n; i++) {
-      const r = refCodes[i]!;
-      if (r < 0) {
-        out[i] = Number.NaN;
-        continue;
-      }
-      const p = predCodes[i]!;
-      const code = p < 0 ? 0 : shared[p]!;
-      const at = code * R + r;
-      if (scored[at] === 0) {
-        table[at] = this.score(refCells[r]!, code === 0 ? undefined : this.predictionCells[code - 1]!);
-        scored[at] = 1;
-      }
-      out[i] = table[at]!;
-    }
+    const cells = this.predictionCells;
+    scoreThroughTable(refCodes, predictions.codes, shared, R, this.table, this.scored, (r, code) => this.score(refCells[r]!, code === 0 ? undefined : cells[code - 1]!), out);
   }
 
   private grow(entries: number): void {
