@@ -39,7 +39,11 @@ export function encodeRunCells(groups: readonly CellGroup[]): EncodedRunCells {
     let list = byKey.get(group.key);
     if (list === undefined) byKey.set(group.key, (list = []));
     list.push(group);
-    for (let at = 0; at + 4 <= group.ordinals.length; at += 4) span = Math.max(span, group.ordinals.readInt32BE(at) + 1);
+    const ordinals = group.ordinals;
+    for (let at = 0; at + 4 <= ordinals.length; at += 4) {
+      const ordinal = (ordinals[at]! << 24) | (ordinals[at + 1]! << 16) | (ordinals[at + 2]! << 8) | ordinals[at + 3]!;
+      if (ordinal >= span) span = ordinal + 1;
+    }
   }
   const keys = [...byKey.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const widths = keys.map((key) => codeWidth(byKey.get(key)!.length));
@@ -49,10 +53,16 @@ export function encodeRunCells(groups: readonly CellGroup[]): EncodedRunCells {
     const width = widths[k]!;
     const list = byKey.get(key)!;
     list.forEach((group, code) => {
-      for (let at = 0; at + 4 <= group.ordinals.length; at += 4) {
-        const ordinal = group.ordinals.readInt32BE(at);
+      const ordinals = group.ordinals;
+      for (let at = 0; at + 4 <= ordinals.length; at += 4) {
+        const ordinal = (ordinals[at]! << 24) | (ordinals[at + 1]! << 16) | (ordinals[at + 2]! << 8) | ordinals[at + 3]!;
         if (ordinal < 0) throw new Error(`a prediction cell has the negative report ordinal ${ordinal}`);
-        codes.writeUIntBE(code, offset + ordinal * width, width);
+        const to = offset + ordinal * width;
+        if (width === 1) {
+          codes[to] = code;
+        } else {
+          for (let byte = width - 1, rest = code; byte >= 0; byte--, rest >>>= 8) codes[to + byte] = rest & 0xff;
+        }
       }
     });
     offset += width * span;
