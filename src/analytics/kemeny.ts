@@ -551,17 +551,26 @@ class ComponentSolver {
   private decompose(w: Float64Array, n: number, eps: number, priority: ArrayLike<number>): void {
     const { copeland, buckets, members, bounds } = this;
     copeland.fill(0);
-    for (let i = 0; i < n; i++) {
-      const row = i * n;
-      let wins = 0;
-      for (let j = i + 1; j < n; j++) {
-        const d = w[row + j]! - w[j * n + i]!;
-        // +1, −1 or 0 without a branch on the sign (an unpredictable one).
-        const s = Number(d > eps) - Number(-d > eps);
-        wins += s;
-        copeland[j] -= s;
+    // Pairs tile by tile, so the transposed reads w[j][i] stay in cache; the counts are
+    // integers, the same in any order.
+    const T = MARGIN_TILE;
+    for (let i0 = 0; i0 < n; i0 += T) {
+      const i1 = Math.min(n, i0 + T);
+      for (let j0 = i0; j0 < n; j0 += T) {
+        const j1 = Math.min(n, j0 + T);
+        for (let i = i0; i < i1; i++) {
+          const row = i * n;
+          let wins = 0;
+          for (let j = j0 === i0 ? i + 1 : j0; j < j1; j++) {
+            const d = w[row + j]! - w[j * n + i]!;
+            // +1, −1 or 0 without a branch on the sign (an unpredictable one).
+            const s = Number(d > eps) - Number(-d > eps);
+            wins += s;
+            copeland[j] -= s;
+          }
+          copeland[i] += wins;
+        }
       }
-      copeland[i] += wins;
     }
     // Bucket n − 1 − c(i): Copeland descending, then index ascending.
     buckets.fill(0);
@@ -726,6 +735,7 @@ class RepairScratch {
   m = new Float64Array(0);
   keys = new Int32Array(0);
   slot = new Int32Array(0);
+  global = new Int32Array(0);
 }
 
 /** The repair of {@link kemenyRepairOrder} on one component; returns local indices into `members`. */
@@ -742,19 +752,15 @@ function repairComponent(
   const k = members.length;
   if (scratch.m.length < k * k) scratch.m = new Float64Array(k * k);
   const m = scratch.m;
-  for (let a = 0; a < k; a++) {
-    const ca = members[a]!;
-    const row = ca * n;
-    m[a * k + a] = w[row + ca]! - w[row + ca]!;
-    for (let b = a + 1; b < k; b++) {
-      const cb = members[b]!;
-      const x = w[row + cb]!;
-      const y = w[cb * n + ca]!;
-      m[a * k + b] = x - y;
-      m[b * k + a] = y - x;
-    }
-  }
   let order: Int32Array;
+  // With a start, the search runs on labels in start order (label i: the member i-th in the
+  // start, so the start is the identity and its matrix rows are read in sequence) and the
+  // result is mapped back. The search reads labels only through m and the priorities, both
+  // relabelled alike, so it makes the same moves.
+  let startLocal: Int32Array | null = null;
+  let searchPriority = priority;
+  // Whether marginMatrix left the chunk sums of the start order for the first search.
+  let sumsReady = false;
   if (startPosition !== null) {
     // Start positions are distinct: sort them as numbers and map each back to its member.
     if (scratch.keys.length < k) scratch.keys = new Int32Array(k);
@@ -767,9 +773,19 @@ function repairComponent(
       slot[at] = x;
     }
     keys.sort();
+    startLocal = new Int32Array(k);
+    for (let i = 0; i < k; i++) startLocal[i] = slot[keys[i]!]!;
+    if (scratch.global.length < k) scratch.global = new Int32Array(k);
+    const global = scratch.global;
+    for (let i = 0; i < k; i++) global[i] = members[startLocal[i]!]!;
+    sumsReady = eps === 0 && k >= 2 * SCAN_CHUNK;
+    marginMatrix(w, n, global, k, m, sumsReady);
+    searchPriority = new Int32Array(k);
+    for (let i = 0; i < k; i++) searchPriority[i] = priority[startLocal[i]!]!;
     order = new Int32Array(k);
-    for (let i = 0; i < k; i++) order[i] = slot[keys[i]!]!;
+    for (let i = 0; i < k; i++) order[i] = i;
   } else {
+    marginMatrix(w, n, members, k, m, false);
     const { borda, copeland } = bordaCopeland(m, k, eps);
     const ids = Array.from({ length: k }, (_, i) => i);
     ids.sort((x, y) => copeland[y]! - copeland[x]! || borda[y]! - borda[x]! || priority[x]! - priority[y]!);
@@ -777,16 +793,85 @@ function repairComponent(
   }
   let budget = maxSweeps;
   for (;;) {
-    const used = insertionSearch(m, k, order, eps, budget);
+    const used = insertionSearch(m, k, order, eps, budget, sumsReady);
+    sumsReady = false;
     if (used < 0) {
-      tiePolish(m, k, order, priority, eps);
+      tiePolish(m, k, order, searchPriority, eps);
       break;
     }
     budget -= used;
-    if (!tiePolish(m, k, order, priority, eps)) break;
+    if (!tiePolish(m, k, order, searchPriority, eps)) break;
     if (budget === 0) break;
   }
+  if (startLocal !== null) for (let p = 0; p < k; p++) order[p] = startLocal[order[p]!]!;
   return order;
+}
+
+/** Tile edge of {@link marginMatrix}'s transposed reads: one chunk of {@link boundedInsertionSearch}. */
+const MARGIN_TILE = 16;
+
+/**
+ * m[a·k + b] = w[ga][gb] − w[gb][ga] for ga = global[a], gb = global[b]: each entry the same
+ * difference of the same two numbers as read pair by pair. Rows are copied first, then each pair
+ * is formed tile by tile, so the transposed reads stay in cache. With `sums`, also writes the
+ * chunk sums of {@link boundedInsertionSearch} for the identity order (labels in chunk c are
+ * c·16 .. c·16 + 15, one tile): every margin is met once per pair there, so they cost no extra
+ * pass over m. Only for integer margins (exact sums in any order).
+ */
+function marginMatrix(w: Float64Array, n: number, global: ArrayLike<number>, k: number, m: Float64Array, sums: boolean): void {
+  for (let a = 0; a < k; a++) {
+    const row = global[a]! * n;
+    const out = a * k;
+    for (let b = 0; b < k; b++) m[out + b] = w[row + global[b]!]!;
+  }
+  const T = MARGIN_TILE;
+  const nc = Math.ceil(k / T);
+  if (sums) growBoundScratch(k * nc);
+  // pos/neg first hold Σ|v| and Σv per row and chunk; see boundedInsertionSearch.
+  const abs = boundScratch.pos;
+  const sum = boundScratch.neg;
+  if (sums) {
+    abs.fill(0, 0, k * nc);
+    sum.fill(0, 0, k * nc);
+  }
+  for (let a0 = 0, ca = 0; a0 < k; a0 += T, ca++) {
+    const a1 = Math.min(k, a0 + T);
+    for (let b0 = a0, cb = ca; b0 < k; b0 += T, cb++) {
+      const b1 = Math.min(k, b0 + T);
+      for (let a = a0; a < a1; a++) {
+        const ra = a * k;
+        let rowAbs = 0;
+        let rowSum = 0;
+        for (let b = b0 === a0 ? a + 1 : b0; b < b1; b++) {
+          const x = m[ra + b]!;
+          const y = m[b * k + a]!;
+          const v = x - y;
+          m[ra + b] = v;
+          m[b * k + a] = y - x;
+          if (sums) {
+            const av = Math.abs(v);
+            rowAbs += av;
+            rowSum += v;
+            abs[b * nc + ca] += av;
+            sum[b * nc + ca] -= v;
+          }
+        }
+        if (sums) {
+          abs[a * nc + cb] += rowAbs;
+          sum[a * nc + cb] += rowSum;
+        }
+      }
+    }
+  }
+  if (sums) {
+    for (let x = 0; x < k * nc; x++) {
+      const a = abs[x]!;
+      const s = sum[x]!;
+      abs[x] = (a + s) / 2;
+      sum[x] = (a - s) / 2;
+    }
+  }
+  for (let a = 0; a < k; a++) m[a * k + a] -= m[a * k + a]!;
 }
 
 /**
@@ -1091,8 +1176,8 @@ function heuristicOrder(a: Float64Array, k: number, priority: Int32Array, eps: n
  * Σ_{p < r ≤ q} m[x][y_r]. Returns the number of sweeps when the last one moved nothing (a fixed
  * point), −1 when maxSweeps ran out first.
  */
-function insertionSearch(m: Float64Array, k: number, order: Int32Array, eps: number, maxSweeps: number): number {
-  if (eps === 0 && k >= 2 * SCAN_CHUNK) return boundedInsertionSearch(m, k, order, maxSweeps);
+function insertionSearch(m: Float64Array, k: number, order: Int32Array, eps: number, maxSweeps: number, sumsReady = false): number {
+  if (eps === 0 && k >= 2 * SCAN_CHUNK) return boundedInsertionSearch(m, k, order, maxSweeps, sumsReady);
   for (let sweep = 0; sweep < maxSweeps; sweep++) {
     let improved = false;
     for (let p = 0; p < k; p++) {
@@ -1128,8 +1213,19 @@ function insertionSearch(m: Float64Array, k: number, order: Int32Array, eps: num
   return -1;
 }
 
+/** Chunk sums of {@link boundedInsertionSearch}, grown on demand and reused across calls. */
+const boundScratch = { pos: new Float64Array(0), neg: new Float64Array(0) };
+
+function growBoundScratch(size: number): void {
+  if (boundScratch.pos.length < size) {
+    boundScratch.pos = new Float64Array(size);
+    boundScratch.neg = new Float64Array(size);
+  }
+}
+
 /** Positions per chunk of the bounds of {@link boundedInsertionSearch}. */
 const SCAN_CHUNK = 16;
+const SCAN_SHIFT = 4;
 
 /**
  * {@link insertionSearch} for integer margins (exact sums), with the same moves, that stops a
@@ -1143,11 +1239,11 @@ const SCAN_CHUNK = 16;
  * chunk boundary it crosses; each such shift updates the sums in O(k). Returns what
  * {@link insertionSearch} returns.
  */
-function boundedInsertionSearch(m: Float64Array, k: number, order: Int32Array, maxSweeps: number): number {
+function boundedInsertionSearch(m: Float64Array, k: number, order: Int32Array, maxSweeps: number, sumsReady: boolean): number {
   const C = SCAN_CHUNK;
   const nc = Math.ceil(k / C);
-  const pos = new Float64Array(k * nc);
-  const neg = new Float64Array(k * nc);
+  if (!sumsReady) growBoundScratch(k * nc);
+  const { pos, neg } = boundScratch;
   // m is antisymmetric, so m[z][y] = −m[y][z]: the column of y is read as the row of y.
   const shift = (y: number, from: number, to: number): void => {
     const row = y * k;
@@ -1162,20 +1258,21 @@ function boundedInsertionSearch(m: Float64Array, k: number, order: Int32Array, m
       }
     }
   };
-  // Read along rows (m[z][y] = −m[y][z]); the sums of integers are exact in any order.
-  for (let z = 0; z < k; z++) {
+  // Read along rows (m[z][y] = −m[y][z]); the sums of integers are exact in any order, so
+  // Σ max(0, v) = (Σ|v| + Σv) / 2 and Σ max(0, −v) = (Σ|v| − Σv) / 2 without a branch on the sign.
+  for (let z = 0; z < k && !sumsReady; z++) {
     const row = z * k;
     for (let c = 0; c < nc; c++) {
-      let p = 0;
-      let q = 0;
+      let abs = 0;
+      let sum = 0;
       const end = Math.min(k, (c + 1) * C);
       for (let r = c * C; r < end; r++) {
         const v = m[row + order[r]!]!;
-        if (v > 0) p += v;
-        else q -= v;
+        abs += Math.abs(v);
+        sum += v;
       }
-      pos[z * nc + c] = p;
-      neg[z * nc + c] = q;
+      pos[z * nc + c] = (abs + sum) / 2;
+      neg[z * nc + c] = (abs - sum) / 2;
     }
   }
   for (let sweep = 0; sweep < maxSweeps; sweep++) {
@@ -1190,30 +1287,42 @@ function boundedInsertionSearch(m: Float64Array, k: number, order: Int32Array, m
       let d = 0;
       let rest = 0;
       for (let c = 0; c <= cp; c++) rest += pos[xc + c]!;
+      // bound = d − (positive mass of x not yet scanned on the left, or more): a positive margin
+      // scanned lowers d and that mass alike, a negative one raises d alone.
+      let bound = -rest;
       for (let q = p - 1; q >= 0; q--) {
-        d -= m[row + order[q]!]!;
+        const v = m[row + order[q]!]!;
+        d -= v;
         if (d < bestDelta) {
           bestDelta = d;
           bestPos = q;
         }
-        if (q % C === 0) {
-          rest -= pos[xc + q / C]!;
-          if (d - rest >= bestDelta) break;
+        if ((q & (C - 1)) === 0) {
+          rest -= pos[xc + (q >> SCAN_SHIFT)]!;
+          bound = d - rest;
+        } else if (v < 0) {
+          bound -= v;
         }
+        if (bound >= bestDelta) break;
       }
       d = 0;
       rest = 0;
       for (let c = cp; c < nc; c++) rest += neg[xc + c]!;
+      bound = -rest;
       for (let q = p + 1; q < k; q++) {
-        d += m[row + order[q]!]!;
+        const v = m[row + order[q]!]!;
+        d += v;
         if (d < bestDelta) {
           bestDelta = d;
           bestPos = q;
         }
-        if ((q + 1) % C === 0) {
-          rest -= neg[xc + (q + 1) / C - 1]!;
-          if (d - rest >= bestDelta) break;
+        if (((q + 1) & (C - 1)) === 0) {
+          rest -= neg[xc + ((q + 1) >> SCAN_SHIFT) - 1]!;
+          bound = d - rest;
+        } else if (v > 0) {
+          bound += v;
         }
+        if (bound >= bestDelta) break;
       }
       if (bestPos >= 0) {
         if (bestPos < p) {
