@@ -209,11 +209,13 @@ function scoreThroughTable(
 }
 
 /**
- * Entries (reference cells × prediction cells) a {@link RunItemScorer} keeps for one variable
- * (9 bytes each: 2.4 MB, 38 MB for 16 variables of free text); past them, a run's column is
- * scored on its own ({@link codedItemScores}).
+ * Entries (reference cells × prediction cells) and prediction cells a {@link RunItemScorer}
+ * keeps for one variable (9 bytes an entry: at most 2.4 MB, 38 MB for 16 variables of free
+ * text; the cells with their JSON text beside it); past either, a run's column is scored on its
+ * own ({@link codedItemScores}).
  */
 const SHARED_TABLE_LIMIT = 1 << 18;
+const SHARED_CELLS_LIMIT = 4096;
 
 /**
  * {@link codedItemScores} of many runs' columns of one variable against one reference column,
@@ -259,7 +261,7 @@ export class RunItemScorer {
       const text = JSON.stringify(cell);
       let code = this.codeOfText.get(text);
       if (code === undefined) {
-        if ((this.predictionCells.length + 2) * R > SHARED_TABLE_LIMIT) {
+        if ((this.predictionCells.length + 2) * R > SHARED_TABLE_LIMIT || this.predictionCells.length >= SHARED_CELLS_LIMIT) {
           out.set(codedItemScores(this.spec, this.references, predictions, this.opts));
           return;
         }

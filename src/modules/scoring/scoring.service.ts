@@ -206,8 +206,13 @@ export interface DatasetGrid {
   variableIndex: number[];
 }
 
-/** Runs whose cell columns one statement stores after a read (see storeColumnsLater). */
-const STORED_RUNS_PER_STATEMENT = 8;
+/**
+ * Runs whose cell columns one store writes after a read (see storeColumnsLater): one, because a
+ * store brings the run's grouped cells into the server to encode them, a row per distinct cell
+ * and variable (320,000 for a 20,000-report run of 16 free-text variables), as much as reading
+ * the run grouped holds at once, and no more.
+ */
+const STORED_RUNS_PER_STATEMENT = 1;
 
 export class ScoringService {
   private readonly cache: AnalyticsCache;

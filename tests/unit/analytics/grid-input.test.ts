@@ -156,6 +156,17 @@ describe('codedItemScores', () => {
       }
     }
     expect(compared).toBe(180);
+    // One reference cell (all MISSING) and thousands of distinct texts: the cells kept, not the table, run out first.
+    const text = typed.find((t) => t.type === 'FREE_TEXT')!;
+    const missing: RecordCell = { status: 'MISSING' };
+    const scorer = new RunItemScorer(text, codeCells(new Array<RecordCell>(6000).fill(missing)), { similarity: lexical });
+    for (let run = 0; run < 2; run++) {
+      const predictions = Array.from({ length: 6000 }, (_, i): RecordCell => (i % 7 === 0 ? { status: 'MISSING' } : { status: 'VALUE', value: `note ${run} ${i}` }));
+      const out = new Float64Array(6000);
+      scorer.scoresInto(codeCells(predictions), out);
+      expect(same(out, gridItemScores(text, new Array<RecordCell>(6000).fill(missing), predictions, { similarity: lexical }))).toBe(true);
+    }
+    expect((scorer as unknown as { predictionCells: unknown[] }).predictionCells.length).toBeLessThanOrEqual(4096);
     expect(() => new RunItemScorer(typed[0]!, codeCells([undefined])).scoresInto(codeCells([undefined]), new Float64Array(2))).toThrow(AnalyticsError);
   });
 
