@@ -9,7 +9,7 @@
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
 import type { RandomGenerator } from 'pure-rand';
 import { AnalyticsError } from './errors';
-import { scoreGreater, scoreTieClasses, scoresEqual } from './tolerance';
+import { scoreGreater, scoreTieClasses, tieClassesAlong } from './tolerance';
 
 /**
  * Pairwise preference matrix: `w[i * n + j]` is the (weighted) number of voters that strictly
@@ -302,23 +302,7 @@ export class TieBreakPriorities {
       byMacro[j + 1] = c;
     }
     // The classes of scoreTieClasses, read along the same order.
-    let cls = -1;
-    let leader = Number.NaN;
-    let nanClass = -1;
-    for (let p = 0; p < n; p++) {
-      const c = byMacro[p]!;
-      const x = values[c]!;
-      if (Number.isNaN(x)) {
-        if (nanClass < 0) nanClass = ++cls;
-        tieClass[c] = nanClass;
-        continue;
-      }
-      if (cls < 0 || !scoresEqual(leader, x)) {
-        cls++;
-        leader = x;
-      }
-      tieClass[c] = cls;
-    }
+    tieClassesAlong(values, byMacro, tieClass);
     // Classes are non-decreasing along byMacro: order each run of one class by name rank.
     let from = 0;
     while (from < n) {

@@ -63,10 +63,20 @@ export function scoreTieClasses(scores: ArrayLike<number>): Int32Array {
     return y > x ? 1 : y < x ? -1 : a - b;
   });
   const out = new Int32Array(n);
+  tieClassesAlong(scores, idx, out);
+  return out;
+}
+
+/**
+ * The classes of {@link scoreTieClasses} into `out`, given `order`: the inputs already sorted as
+ * it sorts them (highest first, NaN last). For callers that keep the order between calls. O(n).
+ */
+export function tieClassesAlong(scores: ArrayLike<number>, order: ArrayLike<number>, out: Int32Array): void {
   let cls = -1;
   let leader = Number.NaN;
   let nanClass = -1;
-  for (const i of idx) {
+  for (let p = 0; p < order.length; p++) {
+    const i = order[p]!;
     const x = scores[i]!;
     if (Number.isNaN(x)) {
       if (nanClass < 0) nanClass = ++cls;
@@ -79,7 +89,6 @@ export function scoreTieClasses(scores: ArrayLike<number>): Int32Array {
     }
     out[i] = cls;
   }
-  return out;
 }
 
 /**
