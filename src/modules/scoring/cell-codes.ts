@@ -28,6 +28,23 @@ export function codeWidth(distinct: number): 1 | 2 | 4 {
   return distinct <= 0xff ? 1 : distinct <= 0xffff ? 2 : 4;
 }
 
+/** The report ordinal at byte `at` of packed ordinals (4-byte big-endian integers, as int4send writes them). */
+export function ordinalAt(ordinals: Buffer, at: number): number {
+  return (ordinals[at]! << 24) | (ordinals[at + 1]! << 16) | (ordinals[at + 2]! << 8) | ordinals[at + 3]!;
+}
+
+/** Where each key's codes begin in the byte string, and its length: keys with `counts[k]` distinct cells over `span` ordinals. */
+function codeLayout(counts: readonly number[], span: number): { widths: (1 | 2 | 4)[]; offsets: number[]; bytes: number } {
+  const widths = counts.map(codeWidth);
+  const offsets: number[] = [];
+  let bytes = 0;
+  for (const width of widths) {
+    offsets.push(bytes);
+    bytes += width * span;
+  }
+  return { widths, offsets, bytes };
+}
+
 /**
  * A run's cell groups in the stored layout: keys in code-unit order, each key's cells in the
  * order of its groups. O(keys · span + cells placed).
@@ -41,21 +58,24 @@ export function encodeRunCells(groups: readonly CellGroup[]): EncodedRunCells {
     list.push(group);
     const ordinals = group.ordinals;
     for (let at = 0; at + 4 <= ordinals.length; at += 4) {
-      const ordinal = (ordinals[at]! << 24) | (ordinals[at + 1]! << 16) | (ordinals[at + 2]! << 8) | ordinals[at + 3]!;
+      const ordinal = ordinalAt(ordinals, at);
       if (ordinal >= span) span = ordinal + 1;
     }
   }
   const keys = [...byKey.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const widths = keys.map((key) => codeWidth(byKey.get(key)!.length));
-  const codes = Buffer.alloc(widths.reduce((sum, width) => sum + width * span, 0), 0xff);
-  let offset = 0;
+  const { widths, offsets, bytes } = codeLayout(
+    keys.map((key) => byKey.get(key)!.length),
+    span,
+  );
+  const codes = Buffer.alloc(bytes, 0xff);
   const cells = keys.map((key, k) => {
     const width = widths[k]!;
+    const offset = offsets[k]!;
     const list = byKey.get(key)!;
     list.forEach((group, code) => {
       const ordinals = group.ordinals;
       for (let at = 0; at + 4 <= ordinals.length; at += 4) {
-        const ordinal = (ordinals[at]! << 24) | (ordinals[at + 1]! << 16) | (ordinals[at + 2]! << 8) | ordinals[at + 3]!;
+        const ordinal = ordinalAt(ordinals, at);
         if (ordinal < 0) throw new Error(`a prediction cell has the negative report ordinal ${ordinal}`);
         const to = offset + ordinal * width;
         if (width === 1) {
@@ -65,7 +85,6 @@ export function encodeRunCells(groups: readonly CellGroup[]): EncodedRunCells {
         }
       }
     });
-    offset += width * span;
     return list.map((group) => group.cell);
   });
   return { keys, cells, span, codes };
@@ -84,38 +103,36 @@ export function decodeRunCells(
   reports: number,
 ): Map<string, CodedCells> {
   const { keys, cells, span, codes } = stored;
-  const widths = cells.map((list) => codeWidth(list.length));
-  const expected = widths.reduce((sum, width) => sum + width * span, 0);
-  if (keys.length !== cells.length || codes.length !== expected) {
-    throw new Error(`stored cell columns have ${codes.length} bytes of codes for ${keys.length} keys over ${span} ordinals (expected ${expected})`);
+  const { widths, offsets, bytes } = codeLayout(
+    cells.map((list) => list.length),
+    span,
+  );
+  if (keys.length !== cells.length || codes.length !== bytes) {
+    throw new Error(`stored cell columns have ${codes.length} bytes of codes for ${keys.length} keys over ${span} ordinals (expected ${bytes})`);
   }
-  const offsets = new Map<string, { k: number; offset: number }>();
-  let offset = 0;
-  keys.forEach((key, k) => {
-    offsets.set(key, { k, offset });
-    offset += widths[k]! * span;
-  });
+  const indexOf = new Map(keys.map((key, k) => [key, k]));
   const reach = Math.min(span, positionOfOrdinal.length);
   const out = new Map<string, CodedCells>();
   for (const key of wanted) {
     const target = new Int32Array(reports).fill(-1);
-    const at = offsets.get(key);
-    if (at === undefined) {
+    const k = indexOf.get(key);
+    if (k === undefined) {
       out.set(key, { cells: [], codes: target });
       continue;
     }
-    const width = widths[at.k]!;
+    const width = widths[k]!;
+    const offset = offsets[k]!;
     const none = width === 1 ? 0xff : width === 2 ? 0xffff : 0xffffffff;
-    const count = cells[at.k]!.length;
+    const count = cells[k]!.length;
     for (let ordinal = 0; ordinal < reach; ordinal++) {
       const report = positionOfOrdinal[ordinal]!;
       if (report < 0) continue;
-      const code = width === 1 ? codes[at.offset + ordinal]! : codes.readUIntBE(at.offset + ordinal * width, width);
+      const code = width === 1 ? codes[offset + ordinal]! : codes.readUIntBE(offset + ordinal * width, width);
       if (code === none) continue;
       if (code >= count) throw new Error(`stored cell columns hold code ${code} of a key with ${count} cells`);
       target[report] = code;
     }
-    out.set(key, { cells: cells[at.k]!, codes: target });
+    out.set(key, { cells: cells[k]!, codes: target });
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import type { CodedCells } from '../../analytics/grid-input';
-import { decodeRunCells, encodeRunCells, type CellGroup, type EncodedRunCells } from './cell-codes';
+import { decodeRunCells, encodeRunCells, ordinalAt, type CellGroup, type EncodedRunCells } from './cell-codes';
 import type { RecordCell } from '../../analytics/normalise';
 import type { NormalisedCell, VariableSpec } from '../../analytics/types';
 import { Annotator } from '../annotation/annotator.entity';
@@ -333,7 +333,7 @@ export async function storeRunColumns(manager: EntityManager, runIds: string[]):
 function placeCell<T>(frame: DatasetFrame, column: { [report: number]: T }, cell: T, ordinals: Buffer): void {
   const positions = frame.positionOfOrdinal;
   for (let at = 0; at + 4 <= ordinals.length; at += 4) {
-    const ordinal = (ordinals[at]! << 24) | (ordinals[at + 1]! << 16) | (ordinals[at + 2]! << 8) | ordinals[at + 3]!;
+    const ordinal = ordinalAt(ordinals, at);
     const i = ordinal >= 0 && ordinal < positions.length ? positions[ordinal]! : -1;
     if (i >= 0) column[i] = cell;
   }
