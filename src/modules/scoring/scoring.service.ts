@@ -206,14 +206,6 @@ export interface DatasetGrid {
   variableIndex: number[];
 }
 
-/**
- * Runs whose cell columns one store writes after a read (see storeColumnsLater): one, because a
- * store brings the run's grouped cells into the server to encode them, a row per distinct cell
- * and variable (320,000 for a 20,000-report run of 16 free-text variables), as much as reading
- * the run grouped holds at once, and no more.
- */
-const STORED_RUNS_PER_STATEMENT = 1;
-
 export class ScoringService {
   private readonly cache: AnalyticsCache;
 
@@ -247,7 +239,10 @@ export class ScoringService {
   /**
    * Stores the cell columns of finished runs that a read found not stored at their version
    * (runs executed, renormalised, or written before stored columns existed), once the read is
-   * done and one slice of runs at a time, so that the next cold read of them reads them stored.
+   * done and one run at a time, so that the next cold read of them reads them stored. One run:
+   * a store brings the run's grouped cells into the server to encode them, a row per distinct
+   * cell and variable (320,000 for a 20,000-report run of 16 free-text variables), as much as
+   * reading the run grouped holds at once, and no more.
    * A run still executing is left: its next prediction would make them stale at once. A store
    * that fails (the run deleted meanwhile, the database gone) only means the next read groups
    * again. Nothing new is begun once the service is closing.
@@ -256,11 +251,10 @@ export class ScoringService {
     if (this.closing) return;
     const finished = new Set(runs.filter((r) => r.status !== RunStatus.QUEUED && r.status !== RunStatus.RUNNING).map((r) => r.id));
     const ids = unstored.filter((id) => finished.has(id) && !this.storing.has(id));
-    for (const id of ids) this.storing.add(id);
-    for (let start = 0; start < ids.length; start += STORED_RUNS_PER_STATEMENT) {
-      const slice = ids.slice(start, start + STORED_RUNS_PER_STATEMENT);
+    for (const id of ids) {
+      this.storing.add(id);
       this.stores = this.stores
-        .then(() => this.dataSource.transaction((manager) => storeRunColumns(manager, slice)))
+        .then(() => this.dataSource.transaction((manager) => storeRunColumns(manager, [id])))
         .catch((error: unknown) => {
           try {
             this.onStoreError(error);
@@ -268,7 +262,7 @@ export class ScoringService {
             // A reporter that throws must not break the chain of stores.
           }
         })
-        .finally(() => slice.forEach((id) => this.storing.delete(id)));
+        .finally(() => this.storing.delete(id));
     }
   }
 
