@@ -40,7 +40,7 @@ export const REPLICATE_KERNEL_WASM = path.join(__dirname, 'wasm', 'bootstrap-ker
 
 /**
  * Bytes of the replicate-kernel module: it imports its memory as `env.memory` (at least one
- * page) and exports `sumList`, `variableBlock`, `realList` and `realTile`. The memory is
+ * page) and exports `sumList`, `variableBlock`, `realList`, `realTile` and `realTile3`. The memory is
  * imported, sized by the caller, and never grown: growing detaches the old ArrayBuffer, which
  * makes V8 add detach checks to every optimised typed-array loop in the process from then on
  * (measured: ~40 % slower).

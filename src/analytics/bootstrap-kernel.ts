@@ -73,6 +73,9 @@ type RealTileFn = (
   sumsStride: number,
 ) => void;
 
+/** Runs of `realTile3`, the pass over a last tile that holds few runs (3 f64x2 accumulators). */
+const REAL_TILE_SHORT = 6;
+
 /** Replicates per batch of the real-valued kernel: their pair lists stay in cache across tiles. */
 const REAL_BATCH = 16;
 
@@ -111,6 +114,7 @@ export class ReplicateKernel {
   private variableBlock!: VariableBlockFn;
   private realList!: RealListFn;
   private realTile!: RealTileFn;
+  private realTile3!: RealTileFn;
   private n = 0;
   private B = 0;
   private blocks = 0;
@@ -136,6 +140,7 @@ export class ReplicateKernel {
     this.variableBlock = instance.exports.variableBlock as VariableBlockFn;
     this.realList = instance.exports.realList as RealListFn;
     this.realTile = instance.exports.realTile as RealTileFn;
+    this.realTile3 = instance.exports.realTile3 as RealTileFn;
   }
 
   /**
@@ -344,15 +349,18 @@ export class ReplicateKernel {
         present[j + 1] = both >>> 16;
       }
       for (let t = 0; t < T; t++) {
-        this.realTile(nb, G, lists, listStride, dens, denStride, X + t * tileBytes, sums + t * REAL_TILE_BYTES, sumsStride);
+        // A last tile of at most REAL_TILE_SHORT runs takes the pass with fewer accumulators.
+        const tile = R - t * tileRuns <= REAL_TILE_SHORT ? this.realTile3 : this.realTile;
+        tile(nb, G, lists, listStride, dens, denStride, X + t * tileBytes, sums + t * REAL_TILE_BYTES, sumsStride);
       }
-      // Run by run, so the writes to `out` are contiguous.
-      for (let q = 0; q < R; q++) {
-        const at = offset + runs[q]! * runStride + b0;
-        for (let j = 0, src = (sums >> 3) + q; j < nb; j++, src += sumsStride >> 3) {
-          const p = present[j]!;
-          out[at + j] = p === 0 ? NaN : f64[src]! / p;
-        }
+      // Replicate by replicate: a replicate's sums are contiguous (run q at q), and each
+      // replicate's present count is read once.
+      for (let j = 0; j < nb; j++) {
+        const p = present[j]!;
+        const src = (sums + j * sumsStride) >> 3;
+        const at = offset + b0 + j;
+        if (p === 0) for (let q = 0; q < R; q++) out[at + runs[q]! * runStride] = NaN;
+        else for (let q = 0; q < R; q++) out[at + runs[q]! * runStride] = f64[src + q]! / p;
       }
     }
     return true;

@@ -898,21 +898,7 @@ export function bootstrapGrid(input: BootstrapGridInput): BootstrapGridResult {
   const den = new Float64Array(B);
   for (let r = 0; r < R; r++) {
     macroPoints[r] = weightedFiniteMean(points, r * V, 1, V, weights);
-    num.fill(0);
-    den.fill(0);
-    for (let v = 0; v < V; v++) {
-      const u = weights[v]!;
-      if (u === 0) continue;
-      const start = (r * V + v) * B;
-      for (let b = 0; b < B; b++) {
-        const x = replicates[start + b]!;
-        if (x - x === 0) {
-          num[b] += u * x;
-          den[b] += u;
-        }
-      }
-    }
-    for (let b = 0; b < B; b++) macroReplicates[r * B + b] = den[b] === 0 ? NaN : num[b]! / den[b]!;
+    macroReplicatesOf(replicates, r * V * B, V, B, weights, num, den, macroReplicates, r * B);
   }
 
   const perVariable: Estimate[][] = [];
@@ -941,6 +927,40 @@ export function bootstrapGrid(input: BootstrapGridInput): BootstrapGridResult {
     macroReplicates,
     multiplicities: W,
   };
+}
+
+/**
+ * One run's macro replicates into out[at …]: Σ_v u_v s_vb / Σ_v u_v over the finite s_vb, with
+ * s_vb = replicates[start + v·B + b], accumulated variable after variable in num and den (B
+ * each): per replicate, the operations of weightedFiniteMean in its order. A function of its own
+ * so that V8 optimises this loop apart from bootstrapGrid's setup.
+ */
+function macroReplicatesOf(
+  replicates: Float64Array,
+  start: number,
+  V: number,
+  B: number,
+  weights: Float64Array,
+  num: Float64Array,
+  den: Float64Array,
+  out: Float64Array,
+  at: number,
+): void {
+  num.fill(0);
+  den.fill(0);
+  for (let v = 0; v < V; v++) {
+    const u = weights[v]!;
+    if (u === 0) continue;
+    const from = start + v * B;
+    for (let b = 0; b < B; b++) {
+      const x = replicates[from + b]!;
+      if (x - x === 0) {
+        num[b] += u * x;
+        den[b] += u;
+      }
+    }
+  }
+  for (let b = 0; b < B; b++) out[at + b] = den[b] === 0 ? NaN : num[b]! / den[b]!;
 }
 
 function weightedFiniteMean(data: Float64Array, start: number, stride: number, count: number, weights: Float64Array): number {

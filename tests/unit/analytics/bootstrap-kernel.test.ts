@@ -138,7 +138,7 @@ describe('bootstrap kernel: WebAssembly module', () => {
     }
     const mod = new WebAssembly.Module(replicateKernelModuleBytes());
     expect(WebAssembly.Module.imports(mod)).toEqual([{ module: 'env', name: 'memory', kind: 'memory' }]);
-    const arity = { sumList: 4, variableBlock: 8, realList: 7, realTile: 9 };
+    const arity = { sumList: 4, variableBlock: 8, realList: 7, realTile: 9, realTile3: 9 };
     const constants = ['LANES', 'ACC_ADDR', 'PRESENT_ADDR', 'GROUP_STRIDE', 'RUN_STRIDE', 'MULTIPLICITY_ADDR', 'REAL_TILE', 'REAL_TILE_BYTES'] as const;
     expect(WebAssembly.Module.exports(mod).sort((a, b) => a.name.localeCompare(b.name))).toEqual(
       [
