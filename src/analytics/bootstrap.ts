@@ -511,11 +511,14 @@ export function groupedMeanReplicates(
  */
 class KernelSource {
   private kernel: ReplicateKernel | null | undefined;
-  constructor(private readonly W: MultiplicityMatrix) {}
+  constructor(
+    private readonly W: MultiplicityMatrix,
+    private readonly matrixId: number | null = null,
+  ) {}
   get(n: number, B: number): ReplicateKernel | null {
     if (this.kernel === undefined) {
       const k = ReplicateKernel.acquire();
-      this.kernel = k && k.load(this.W, n, B) ? k : null;
+      this.kernel = k && k.load(this.W, n, B, this.matrixId) ? k : null;
       if (k && !this.kernel) k.release();
     }
     return this.kernel;
@@ -791,6 +794,12 @@ export interface BootstrapGridInput {
   /** A precomputed B × n matrix from {@link bootstrapMultiplicities}, to share across calls. */
   multiplicities?: MultiplicityMatrix | null;
   /**
+   * Identifies the contents of `multiplicities` across calls (equal ids: equal matrices, never
+   * written meanwhile), so that the kernel keeps the matrix it transposed for the previous call
+   * with the same id instead of transposing it again. Null or absent: transposed every call.
+   */
+  multiplicitiesId?: number | null;
+  /**
    * SIMD kernel (default true): WebAssembly SIMD for 0/1 and for real-valued item scores, or
    * several 0/1 runs packed in float64 lanes where that is unavailable. Bit-identical to the
    * scalar kernel either way; false = scalar kernel only.
@@ -865,7 +874,7 @@ export function bootstrapGrid(input: BootstrapGridInput): BootstrapGridResult {
   const replicates = new Float64Array(R * V * B);
   const points = new Float64Array(R * V);
   // One kernel (multiplicities transposed once) for every variable.
-  const kernelSource = new KernelSource(W);
+  const kernelSource = new KernelSource(W, input.multiplicities ? input.multiplicitiesId ?? null : null);
   try {
     variables.forEach((variable, v) => {
       const items = runs.map((r) => r.items[v]!);

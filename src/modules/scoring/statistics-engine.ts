@@ -36,17 +36,34 @@ export interface StatisticsEngine {
  * The statistics on the calling thread, in slices with a turn of the event loop between them
  * (ANALYTICS_THREADS=0).
  */
+const matrixIds = new WeakMap<MultiplicityMatrix, number>();
+let lastMatrixId = 0;
+
+/**
+ * Numbers a matrix an engine's `multiplicities` made (nobody writes those), so that the grids of
+ * its slices can tell a kernel that it already holds the matrix (BootstrapGridInput.multiplicitiesId).
+ */
+export function registerMultiplicities(matrix: MultiplicityMatrix): MultiplicityMatrix {
+  matrixIds.set(matrix, ++lastMatrixId);
+  return matrix;
+}
+
+/** The number registerMultiplicities gave the matrix, or null for any other matrix. */
+export function multiplicitiesIdOf(matrix: MultiplicityMatrix): number | null {
+  return matrixIds.get(matrix) ?? null;
+}
+
 export class InlineStatistics implements StatisticsEngine {
   gridParallelism(): number {
     return 1;
   }
 
-  multiplicities(n: number, resamples: number, seed: number): Promise<MultiplicityMatrix> {
-    return bootstrapMultiplicitiesInSlices(n, resamples, seed);
+  async multiplicities(n: number, resamples: number, seed: number): Promise<MultiplicityMatrix> {
+    return registerMultiplicities(await bootstrapMultiplicitiesInSlices(n, resamples, seed));
   }
 
   async grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: MultiplicityMatrix, confidence: number): Promise<BootstrapGridResult> {
-    const grid = bootstrapGrid({ variables, runs, multiplicities, confidence });
+    const grid = bootstrapGrid({ variables, runs, multiplicities, multiplicitiesId: multiplicitiesIdOf(multiplicities), confidence });
     await yieldToEventLoop();
     return grid;
   }

@@ -18,7 +18,15 @@ import { kemenyRankIntervals, type RankIntervalOptions } from '../../analytics/r
  */
 export type StatisticsTask =
   | { kind: 'multiplicities'; n: number; resamples: number; seed: number }
-  | { kind: 'grid'; variables: GridVariable[]; runs: GridRun[]; multiplicities: MultiplicityMatrix; confidence: number }
+  | {
+      kind: 'grid';
+      variables: GridVariable[];
+      runs: GridRun[];
+      multiplicities: MultiplicityMatrix;
+      /** Same id, same shared matrix: the thread's kernel transposes it once for all slices. */
+      multiplicitiesId: number | null;
+      confidence: number;
+    }
   | { kind: 'kemeny'; scores: Float64Array[]; options: KemenyTieBreak }
   | {
       kind: 'rankIntervals';
@@ -64,6 +72,7 @@ export function runStatisticsTask(task: StatisticsTask): { result: StatisticsTas
         variables: task.variables,
         runs: task.runs,
         multiplicities: task.multiplicities,
+        multiplicitiesId: task.multiplicitiesId,
         confidence: task.confidence,
       });
       return { result: grid, transfer: [grid.points.buffer, grid.macroPoints.buffer, grid.replicates.buffer, grid.macroReplicates.buffer] as ArrayBuffer[] };

@@ -5,7 +5,7 @@ import { AnalyticsError } from '../../analytics/errors';
 import type { KemenyResult, KemenyTieBreak } from '../../analytics/kemeny';
 import { percentileRankIntervals } from '../../analytics/rank-intervals';
 import type { RankIntervalSlices } from './chunked';
-import { InlineStatistics, type RankIntervalRequestOptions, type StatisticsEngine } from './statistics-engine';
+import { InlineStatistics, multiplicitiesIdOf, registerMultiplicities, type RankIntervalRequestOptions, type StatisticsEngine } from './statistics-engine';
 import type { GridPart, RankPart, StatisticsTask, StatisticsTaskResult, TaskFailure } from './statistics-tasks';
 
 /**
@@ -96,8 +96,8 @@ export class ThreadedStatistics implements StatisticsEngine {
     return this.threads.length;
   }
 
-  multiplicities(n: number, resamples: number, seed: number): Promise<MultiplicityMatrix> {
-    return this.run({ kind: 'multiplicities', n, resamples, seed }) as Promise<MultiplicityMatrix>;
+  async multiplicities(n: number, resamples: number, seed: number): Promise<MultiplicityMatrix> {
+    return registerMultiplicities((await this.run({ kind: 'multiplicities', n, resamples, seed })) as MultiplicityMatrix);
   }
 
   async grid(variables: readonly GridVariable[], runs: readonly GridRun[], multiplicities: MultiplicityMatrix, confidence: number): Promise<BootstrapGridResult> {
@@ -113,7 +113,10 @@ export class ThreadedStatistics implements StatisticsEngine {
         return copy;
       }),
     }));
-    const part = (await this.run({ kind: 'grid', variables: this.sharedVariables(variables), runs: items, multiplicities, confidence }, transfer)) as GridPart;
+    const part = (await this.run(
+      { kind: 'grid', variables: this.sharedVariables(variables), runs: items, multiplicities, multiplicitiesId: multiplicitiesIdOf(multiplicities), confidence },
+      transfer,
+    )) as GridPart;
     return { ...part, multiplicities };
   }
 

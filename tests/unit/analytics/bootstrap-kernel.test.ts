@@ -338,6 +338,62 @@ describe('bootstrap kernel: real-valued scores are bit-identical to the scalar d
   });
 });
 
+describe('bootstrap kernel: a matrix kept across grids by its id', () => {
+  const rnd = lcg(43);
+  const n = 2000;
+  const B = 200;
+  const variables = [0, 1, 2].map((v) => ({ key: `v${v}`, groups: Int32Array.from({ length: n }, () => (rnd() < 0.05 ? -1 : Math.floor(rnd() * (v + 2)))) }));
+  const runsOf = (count: number) =>
+    Array.from({ length: count }, (_, r) => ({
+      id: `r${r}`,
+      items: variables.map((_, v) => Float64Array.from({ length: n }, () => (v === 0 ? (rnd() < 0.6 ? 1 : 0) : realScore(rnd)))),
+    }));
+  const few = runsOf(3);
+  const many = runsOf(140);
+  const W1 = bootstrapMultiplicities(n, B, 1);
+  const W2 = bootstrapMultiplicities(n, B, 2);
+  const grid = (runs: typeof few, multiplicities: Int32Array, multiplicitiesId?: number | null) =>
+    bootstrapGrid({ variables, runs, multiplicities, multiplicitiesId, resamples: B });
+
+  it('transposes a matrix once for the grids that name it by the same id, and again for another id', () => {
+    const first = grid(few, W1, 7);
+    // Equal ids promise equal matrices: the kernel keeps W1 (which shows that it did not
+    // transpose again); another id, or none, takes the matrix given.
+    expect(firstBitDifference(grid(few, W2, 7).replicates, first.replicates)).toBe(-1);
+    const second = grid(few, W2, 8);
+    expect(firstBitDifference(second.replicates, grid(few, W2).replicates)).toBe(-1);
+    expect(firstBitDifference(second.replicates, first.replicates)).not.toBe(-1);
+    expect(firstBitDifference(grid(few, W1, null).replicates, first.replicates)).toBe(-1);
+    // A matrix of another shape is never taken for the one held.
+    const W3 = bootstrapMultiplicities(n - 1, B, 1);
+    const small = variables.map((v) => ({ ...v, groups: v.groups.subarray(0, n - 1) }));
+    const smallRuns = few.map((r) => ({ ...r, items: r.items.map((x) => x.subarray(0, n - 1)) }));
+    expect(
+      firstBitDifference(
+        bootstrapGrid({ variables: small, runs: smallRuns, multiplicities: W3, multiplicitiesId: 8, resamples: B }).replicates,
+        bootstrapGrid({ variables: small, runs: smallRuns, multiplicities: W3, resamples: B }).replicates,
+      ),
+    ).toBe(-1);
+  });
+
+  it('keeps the matrix when a larger grid moves the kernel to a bigger memory', () => {
+    const scalar = (runs: typeof few) => bootstrapGrid({ variables, runs, multiplicities: W1, resamples: B, packBinary: false }).replicates;
+    // Holding the shared instance makes the grids below start a new kernel, whose memory is
+    // sized for the matrix and little more.
+    const held = ReplicateKernel.acquire()!;
+    try {
+      const first = grid(few, W1, 9);
+      expect(firstBitDifference(first.replicates, scalar(few))).toBe(-1);
+      // 140 real-valued runs need 2 MB of tiles: the kernel moves to a bigger memory and copies
+      // the matrix over; the grid after it still finds the matrix.
+      expect(firstBitDifference(grid(many, W1, 9).replicates, scalar(many))).toBe(-1);
+      expect(firstBitDifference(grid(few, W1, 9).replicates, first.replicates)).toBe(-1);
+    } finally {
+      held.release();
+    }
+  });
+});
+
 describe('bootstrap kernel: grid points and macro replicates', () => {
   it('points equal metrics.groupedMean bit for bit, whatever the group codes', () => {
     const rnd = lcg(9);

@@ -77,6 +77,33 @@ describe('statistics on worker threads', () => {
     expect(bits(viewed[1]!.items[2]!)).toEqual(bits(runs[1]!.items[2]!));
   });
 
+  it('keeps each thread\'s matrix across the slices of a computation and tells computations apart', async () => {
+    // Slices of two computations on two threads, interleaved: a thread that holds one matrix
+    // gets a slice of the other and must not use the one it holds.
+    const [first, second] = await Promise.all([threads.multiplicities(n, B, 5), threads.multiplicities(n, B, 6)]);
+    const expected = [5, 6].map((seed) => bootstrapGrid({ variables, runs, multiplicities: bootstrapMultiplicities(n, B, seed), confidence: 0.9 }));
+    const slices = [runs.slice(0, 3), runs.slice(3, 6), runs.slice(6)];
+    for (let round = 0; round < 2; round++) {
+      const parts = await Promise.all(
+        slices.flatMap((slice) => [threads.grid(variables, slice, first, 0.9), threads.grid(variables, slice, second, 0.9)]),
+      );
+      [0, 1].forEach((m) => {
+        const mine = parts.filter((_, i) => i % 2 === m);
+        expect(bits(mine.flatMap((part) => [...part.replicates]))).toEqual(bits(expected[m]!.replicates));
+      });
+    }
+    // Inline too: the request thread's kernel keeps the last matrix it transposed.
+    const inline = new InlineStatistics();
+    const inlineMatrices = [await inline.multiplicities(n, B, 5), await inline.multiplicities(n, B, 6)];
+    for (const slice of slices) {
+      for (const m of [0, 1]) {
+        const part = await inline.grid(variables, slice, inlineMatrices[m]!, 0.9);
+        const at = runs.indexOf(slice[0]!) * V * B;
+        expect(bits(part.replicates)).toEqual(bits(expected[m]!.replicates.subarray(at, at + slice.length * V * B)));
+      }
+    }
+  });
+
   it('gives the Kemeny–Young consensus of kemeny()', async () => {
     const scores = Array.from({ length: V }, () => Float64Array.from({ length: 30 }, () => Math.round(random() * 20) / 20));
     const macro = Float64Array.from({ length: 30 }, () => random());
