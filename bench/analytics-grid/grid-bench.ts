@@ -8,10 +8,11 @@
  * bench/.data/analytics-grid/ so grid_numpy.py computes the same grid from the same resamples.
  *
  * `--threads K` (default 2, 0: none) also times the grid as the server computes it on K statistics
- * threads (statistics-threads.ts): the multiplicities drawn on a thread, slices of 14 runs
+ * threads (statistics-threads.ts): the multiplicities drawn on a thread, slices of runs as the
+ * server takes them (`gridSliceRuns`: 23 runs for 90 runs on 2 threads; `--slice N` to set it)
  * bootstrapped K at a time, put together, which must equal the one-call grid bit for bit.
  *
- * Usage: node bench/analytics-grid/ts-run.js bench/analytics-grid/grid-bench.ts [--repeats 3] [--threads 2]
+ * Usage: node bench/analytics-grid/ts-run.js bench/analytics-grid/grid-bench.ts [--repeats 3] [--threads 2] [--slice N]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -104,12 +105,19 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-/** Runs per slice, as the server slices them at 1,252 reports (scoring.service.ts RUNS_PER_SLICE). */
-const SLICE = 2 * REAL_TILE;
+/** Runs the server reads at a time at 1,252 reports (scoring.service.ts RUNS_PER_SLICE). */
+const READ_SLICE = 2 * REAL_TILE;
 
-/** The grid as the server computes it on the statistics threads: slices of SLICE runs, `threads` at a time. */
+/** Runs per grid slice on the statistics threads: `--slice N`, else as the server takes them (gridSliceRuns). */
+function sliceRuns(engine: ThreadedStatistics): number {
+  const forced = arg('--slice', 0);
+  return forced > 0 ? forced : engine.gridSliceRuns(READ_SLICE, R, N * B);
+}
+
+/** The grid as the server computes it on the statistics threads: slices of sliceRuns runs, `threads` at a time. */
 async function threadedGrid(engine: ThreadedStatistics, variables: GridVariable[], runs: GridRun[]): Promise<BootstrapGridResult> {
   const multiplicities = await engine.multiplicities(N, B, SEED);
+  const SLICE = sliceRuns(engine);
   const slices = Array.from({ length: Math.ceil(R / SLICE) }, (_, i) => runs.slice(i * SLICE, (i + 1) * SLICE));
   const parts = await Promise.all(slices.map((slice) => engine.grid(variables, slice, multiplicities, 0.95)));
   return concatGrids(parts, (length) => engine.float64(length));
@@ -134,8 +142,10 @@ async function main(): Promise<void> {
   }
   const threadedTimes: number[] = [];
   let threadedIdentical = true;
+  let slice = 0;
   if (threads > 0) {
     const engine = new ThreadedStatistics(threads);
+    slice = sliceRuns(engine);
     try {
       await threadedGrid(engine, variables, runs); // warm-up: threads started, kernels compiled
       for (let k = 0; k < repeats; k++) {
@@ -213,7 +223,7 @@ async function main(): Promise<void> {
       `  scalar kernel (packBinary: false):     median ${report.medianScalar.toFixed(3)} s over ${repeats} runs [${timings.scalar!.map((t) => t.toFixed(3)).join(', ')}]\n` +
       `    parts, timed alone: drawing the matrix ${report.medianDraw.toFixed(3)} s, the ${R * V + R} percentile intervals ${report.medianIntervals.toFixed(3)} s (medians)\n` +
       (threads > 0
-        ? `  on ${threads} statistics threads (slices of ${SLICE} runs):  median ${median(threadedTimes).toFixed(3)} s over ${repeats} runs [${threadedTimes.map((t) => t.toFixed(3)).join(', ')}], bit-identical: ${threadedIdentical ? 'yes' : 'NO'}\n`
+        ? `  on ${threads} statistics threads (slices of ${slice} runs):  median ${median(threadedTimes).toFixed(3)} s over ${repeats} runs [${threadedTimes.map((t) => t.toFixed(3)).join(', ')}], bit-identical: ${threadedIdentical ? 'yes' : 'NO'}\n`
         : '') +
       `  replicates of the two kernels bit-identical: ${bitIdentical ? 'yes' : 'NO'}\n`,
   );

@@ -55,6 +55,18 @@ def grid(groups, items, W, confidence):
     return points, ci, macro_points, macro_ci
 
 
+def blas_library():
+    """The BLAS this process loaded (Linux: from /proc/self/maps), e.g. libopenblasp-r0.3.21.so.
+    Debian's python3-numpy alone brings the reference BLAS, several times slower than OpenBLAS
+    (libopenblas0-pthread), which is the peer these timings are meant to compare with."""
+    try:
+        with open("/proc/self/maps") as maps:
+            names = {line.split()[-1] for line in maps if "blas" in line.lower() and "/" in line}
+    except OSError:
+        return "unknown"
+    return ", ".join(sorted(os.path.realpath(name) for name in names)) or "unknown"
+
+
 def main():
     repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
     workload = sys.argv[sys.argv.index("--workload") + 1] if "--workload" in sys.argv else "binary"
@@ -88,6 +100,7 @@ def main():
     print(
         f"NumPy {np.__version__} grid, workload {workload} (same data, same multiplicity matrix; excludes resampling), "
         f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}\n"
+        f"  BLAS: {blas_library()}\n"
         f"  median {med:.3f} s over {repeats} runs [{', '.join(f'{t:.3f}' for t in times)}]\n"
         f"  max |TypeScript - NumPy| over all points and interval bounds: {diff:.3e}\n"
         f"  ratio TypeScript default / NumPy: {meta['medianDefault'] / med:.2f}; "

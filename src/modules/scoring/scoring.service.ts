@@ -1312,11 +1312,13 @@ export class ScoringService {
     const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);
     const grids = new GridJobs(this.statistics, await multiplicities!, options.confidence);
     // Each slice of runs is bootstrapped as soon as all its runs are scored (cached or read), on
-    // the statistics threads while the next runs are read.
+    // the statistics threads while the next runs are read; runs are read runsPerSlice at a time,
+    // and grid slices on threads hold several of those.
+    const gridSlice = this.runsPerSlice ? runsPerSlice : grids.sliceRuns(runsPerSlice, runs.length);
     let sliced = 0;
     const bootstrapScoredSlices = async () => {
       while (sliced < runs.length) {
-        const slice = runs.slice(sliced, sliced + runsPerSlice);
+        const slice = runs.slice(sliced, sliced + gridSlice);
         if (!slice.every((r) => found.has(r.id))) return;
         sliced += slice.length;
         const gridRuns = slice.map((r) => {
@@ -1471,6 +1473,11 @@ class GridJobs {
       });
       await this.add(kept, [run]);
     }
+  }
+
+  /** Runs per slice for a computation over `runs` runs, at least `minimum`. */
+  sliceRuns(minimum: number, runs: number): number {
+    return this.engine.gridSliceRuns(minimum, runs, this.multiplicities.length);
   }
 
   all(): Promise<BootstrapGridResult> {

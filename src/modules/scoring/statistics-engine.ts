@@ -20,6 +20,13 @@ export interface StatisticsEngine {
    * (n · B): the threads that compute them, as far as their kernels' memory allows.
    */
   gridParallelism(multiplicityEntries: number): number;
+  /**
+   * Runs per grid slice of a computation over `runs` runs, at least `minimum` (the runs read
+   * and scored at a time). Each slice repeats some work per variable (grouping the reports,
+   * the resamples' denominators), so engines that compute apart from the request thread take
+   * fewer, larger slices; the request thread keeps slices short.
+   */
+  gridSliceRuns(minimum: number, runs: number, multiplicityEntries: number): number;
   /** bootstrapMultiplicities(n, resamples, seed), in memory every grid call of the engine reads. */
   multiplicities(n: number, resamples: number, seed: number): Promise<MultiplicityMatrix>;
   /** bootstrapGrid of some runs on shared multiplicities (from `multiplicities`). */
@@ -56,6 +63,10 @@ export function multiplicitiesIdOf(matrix: MultiplicityMatrix): number | null {
 export class InlineStatistics implements StatisticsEngine {
   gridParallelism(): number {
     return 1;
+  }
+
+  gridSliceRuns(minimum: number): number {
+    return minimum;
   }
 
   async multiplicities(n: number, resamples: number, seed: number): Promise<MultiplicityMatrix> {

@@ -57,7 +57,7 @@ const IDLE_THREAD_MS = 5_000;
  * asks half as much again for and a new memory a quarter more, so 1.5–1.9 · n · B (the lower
  * figure is used).
  */
-const GRID_KERNELS_BYTES = 48 * 1024 * 1024;
+const GRID_KERNELS_BYTES = 64 * 1024 * 1024;
 
 /**
  * The statistics on a pool of worker threads (ANALYTICS_THREADS), so that the request thread
@@ -89,6 +89,14 @@ export class ThreadedStatistics implements StatisticsEngine {
 
   gridParallelism(multiplicityEntries: number): number {
     return Math.max(1, Math.min(this.size, Math.floor(GRID_KERNELS_BYTES / (1.5 * multiplicityEntries))));
+  }
+
+  /**
+   * About two slices per grid that can compute at once, so the threads share the work evenly
+   * and every slice after the first on a thread overlaps with the reading of later runs.
+   */
+  gridSliceRuns(minimum: number, runs: number, multiplicityEntries: number): number {
+    return Math.max(minimum, Math.ceil(runs / (2 * this.gridParallelism(multiplicityEntries))));
   }
 
   /** Threads started and not ended (for tests and operations). */

@@ -215,12 +215,21 @@ describe('statistics on worker threads', () => {
     await engine.close();
   });
 
-  it('keeps as many grids in computation as their kernels\' memory allows', () => {
+  it('keeps as many grids in computation as their kernels\' memory allows, in about two slices each', () => {
     const engine = new ThreadedStatistics(4);
     expect(engine.gridParallelism(1252 * 1000)).toBe(4);
-    expect(engine.gridParallelism(20_000 * 1000)).toBe(1);
-    expect(engine.gridParallelism(1252 * 10_000)).toBe(2);
+    expect(engine.gridParallelism(20_000 * 1000)).toBe(2);
+    expect(engine.gridParallelism(40_000 * 1000)).toBe(1);
+    expect(engine.gridParallelism(1252 * 10_000)).toBe(3);
     expect(new InlineStatistics().gridParallelism()).toBe(1);
+    // Slices: at least the runs read at a time, else two per grid that computes at once.
+    expect(engine.gridSliceRuns(14, 90, 1252 * 1000)).toBe(14);
+    expect(engine.gridSliceRuns(14, 270, 1252 * 1000)).toBe(34);
+    expect(engine.gridSliceRuns(1, 30, 20_000 * 1000)).toBe(8);
+    expect(engine.gridSliceRuns(1, 30, 40_000 * 1000)).toBe(15);
+    expect(new ThreadedStatistics(2).gridSliceRuns(14, 90, 1252 * 1000)).toBe(23);
+    // On the request thread slices stay as short as the runs read at a time.
+    expect(new InlineStatistics().gridSliceRuns(14)).toBe(14);
   });
 
   it('maps with at most `limit` calls pending, results in order, and starts nothing after a failure', async () => {
