@@ -96,6 +96,51 @@ function kernelModule(): WebAssembly.Module | null {
   return cachedModule;
 }
 
+type DrawRowsFn = (n: number, rows: number, state: number, out: number, limit: number) => void;
+
+/** Rows drawn per call of `drawRows`: about this many bytes of counts. */
+const DRAW_CHUNK_BYTES = 1 << 20;
+/** The drawing instance is kept while its memory is at most this big. */
+const DRAW_KEEP_BYTES = 8 << 20;
+/** Where drawRows keeps the generator's four state words, and where its rows start. */
+const DRAW_STATE = 0;
+const DRAW_ROWS = 64;
+let drawing: { memory: WebAssembly.Memory; drawRows: DrawRowsFn } | null = null;
+
+/**
+ * Rows from … to − 1 of the multiplicity matrix into w (B × n), drawn by the module's drawRows
+ * from the generator state words `state` (multiplicityRows' four, updated in place), in chunks of
+ * about a megabyte of counts. Returns false, touching nothing, where WebAssembly is missing or a
+ * row would not fit (n above 2^24); the caller then draws in JavaScript, the same numbers.
+ */
+export function drawMultiplicityRows(n: number, state: number[], w: Int32Array, from: number, to: number): boolean {
+  if (!(n >= 1 && n <= 1 << 24)) return false;
+  const mod = kernelModule();
+  if (!mod) return false;
+  const rows = Math.max(1, Math.floor(DRAW_CHUNK_BYTES / (4 * n)));
+  const bytes = DRAW_ROWS + 4 * n * Math.min(rows, Math.max(1, to - from));
+  let use = drawing;
+  if (!use || use.memory.buffer.byteLength < bytes) {
+    const memory = new WebAssembly.Memory({ initial: Math.ceil(bytes / PAGE) });
+    const instance = new WebAssembly.Instance(mod, { env: { memory } });
+    use = { memory, drawRows: instance.exports.drawRows as DrawRowsFn };
+    if (bytes <= DRAW_KEEP_BYTES) drawing = use;
+  }
+  const i32 = new Int32Array(use.memory.buffer);
+  for (let q = 0; q < 4; q++) i32[(DRAW_STATE >> 2) + q] = state[q]!;
+  // Accept a step's word v + 2^31 while it is below the largest multiple of n under 2^32.
+  const limit = (n > 2 ? Math.floor(0x100000000 / n) * n - 1 : 0xffffffff) | 0;
+  for (let b = from; b < to; b += rows) {
+    const k = Math.min(rows, to - b);
+    const at = DRAW_ROWS >> 2;
+    i32.fill(0, at, at + k * n);
+    use.drawRows(n, k, DRAW_STATE, DRAW_ROWS, limit);
+    w.set(i32.subarray(at, at + k * n), b * n);
+  }
+  for (let q = 0; q < 4; q++) state[q] = i32[(DRAW_STATE >> 2) + q]!;
+  return true;
+}
+
 /** One variable's reports in group-segment order, as the scalar kernel prepares them. */
 export interface KernelSegments {
   /** idx[k] = report at position k (annotated reports only, grouped). */

@@ -401,4 +401,54 @@
         (local.set $sums (i32.add (local.get $sums) (local.get $sumsStride)))
         (local.set $j (i32.add (local.get $j) (i32.const 1)))
         (br $replicate))))
+
+  ;; drawRows(n, rows, state, out, limit): `rows` rows of the multiplicity matrix, each n counts
+  ;; (i32, zeroed by the caller) from `out` on: per row n draws of a report index, each counted
+  ;; once. The generator is multiplicityRows' (bootstrap.ts), pure-rand 7's xoroshiro128plus as
+  ;; four i32 state words (at `state`, in that file's order s01, s00, s11, s10; read at the start
+  ;; and written back at the end) and its uniform integer in [0, n): the output word of a step,
+  ;; plus 2^31, is used when it is at most `limit` (the largest multiple of n below 2^32, minus 1;
+  ;; 2^32 − 1 for n ≤ 2), as that number modulo n; otherwise the next step's word is tried.
+  (func $drawRows (export "drawRows")
+    (param $n i32) (param $rows i32) (param $state i32) (param $out i32) (param $limit i32)
+    (local $s00 i32) (local $s01 i32) (local $s10 i32) (local $s11 i32)
+    (local $a0 i32) (local $a1 i32) (local $t00 i32) (local $v i32)
+    (local $row i32) (local $end i32) (local $k i32) (local $at i32)
+    (local.set $s01 (i32.load offset=0 (local.get $state)))
+    (local.set $s00 (i32.load offset=4 (local.get $state)))
+    (local.set $s11 (i32.load offset=8 (local.get $state)))
+    (local.set $s10 (i32.load offset=12 (local.get $state)))
+    (local.set $row (local.get $out))
+    (local.set $end (i32.add (local.get $out) (i32.shl (i32.mul (local.get $n) (local.get $rows)) (i32.const 2))))
+    (block $rowsDone
+      (loop $nextRow
+        (br_if $rowsDone (i32.ge_u (local.get $row) (local.get $end)))
+        (local.set $k (i32.const 0))
+        (loop $draw
+          (loop $step
+            ;; v = (s00 + s10) + 2^31 as an unsigned word; then the state moves on.
+            (local.set $v (i32.xor (i32.add (local.get $s00) (local.get $s10)) (i32.const 0x80000000)))
+            (local.set $a0 (i32.xor (local.get $s10) (local.get $s00)))
+            (local.set $a1 (i32.xor (local.get $s11) (local.get $s01)))
+            (local.set $t00 (local.get $s00))
+            (local.set $s00
+              (i32.xor
+                (i32.xor (i32.shl (local.get $t00) (i32.const 24)) (i32.shr_u (local.get $s01) (i32.const 8)))
+                (i32.xor (local.get $a0) (i32.shl (local.get $a0) (i32.const 16)))))
+            (local.set $s01
+              (i32.xor
+                (i32.xor (i32.shl (local.get $s01) (i32.const 24)) (i32.shr_u (local.get $t00) (i32.const 8)))
+                (i32.xor (local.get $a1) (i32.or (i32.shl (local.get $a1) (i32.const 16)) (i32.shr_u (local.get $a0) (i32.const 16))))))
+            (local.set $s10 (i32.xor (i32.shl (local.get $a1) (i32.const 5)) (i32.shr_u (local.get $a0) (i32.const 27))))
+            (local.set $s11 (i32.xor (i32.shl (local.get $a0) (i32.const 5)) (i32.shr_u (local.get $a1) (i32.const 27))))
+            (br_if $step (i32.gt_u (local.get $v) (local.get $limit))))
+          (local.set $at (i32.add (local.get $row) (i32.shl (i32.rem_u (local.get $v) (local.get $n)) (i32.const 2))))
+          (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
+          (br_if $draw (i32.lt_u (local.tee $k (i32.add (local.get $k) (i32.const 1))) (local.get $n))))
+        (local.set $row (i32.add (local.get $row) (i32.shl (local.get $n) (i32.const 2))))
+        (br $nextRow)))
+    (i32.store offset=0 (local.get $state) (local.get $s01))
+    (i32.store offset=4 (local.get $state) (local.get $s00))
+    (i32.store offset=8 (local.get $state) (local.get $s11))
+    (i32.store offset=12 (local.get $state) (local.get $s10)))
 )

@@ -8,6 +8,7 @@ import {
   bootstrapGrid,
   bootstrapMultiplicities,
   groupedMeanReplicates,
+  multiplicityRows,
   percentileInterval,
   quantileType7,
 } from '../../../src/analytics/bootstrap';
@@ -115,6 +116,35 @@ describe('bootstrap kernel: multiplicity draw', () => {
       { numRuns: 80 },
     );
   });
+
+  it('draws the same rows in the WebAssembly module and in JavaScript, at once or in pieces, across its chunks', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(1, 2, 3, 7, 1252, 100_000, 300_000),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer(),
+        fc.integer({ min: 0, max: 5 }),
+        (n, B, seed, cut) => {
+          const at = Math.min(cut, B);
+          const whole = new Int32Array(n * B);
+          multiplicityRows(n, seed, false).fill(whole, 0, B);
+          // In the module: 100,000 reports make chunks of 2 rows, 300,000 chunks of 1.
+          const pieces = new Int32Array(n * B).fill(9);
+          const rows = multiplicityRows(n, seed);
+          rows.fill(pieces, 0, at);
+          rows.fill(pieces, at, B);
+          expect(Buffer.compare(Buffer.from(pieces.buffer), Buffer.from(whole.buffer))).toBe(0);
+          if (n <= 1252) {
+            const rng = xoroshiro128plus(seed);
+            const expected = new Int32Array(n * B);
+            for (let b = 0; b < B; b++) for (let k = 0; k < n; k++) expected[b * n + unsafeUniformIntDistribution(0, n - 1, rng)]!++;
+            expect(whole).toEqual(expected);
+          }
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
 });
 
 describe('bootstrap kernel: WebAssembly module', () => {
@@ -138,7 +168,7 @@ describe('bootstrap kernel: WebAssembly module', () => {
     }
     const mod = new WebAssembly.Module(replicateKernelModuleBytes());
     expect(WebAssembly.Module.imports(mod)).toEqual([{ module: 'env', name: 'memory', kind: 'memory' }]);
-    const arity = { sumList: 4, variableBlock: 8, realList: 7, realTile: 9, realTile3: 9 };
+    const arity = { sumList: 4, variableBlock: 8, realList: 7, realTile: 9, realTile3: 9, drawRows: 5 };
     const constants = ['LANES', 'ACC_ADDR', 'PRESENT_ADDR', 'GROUP_STRIDE', 'RUN_STRIDE', 'MULTIPLICITY_ADDR', 'REAL_TILE', 'REAL_TILE_BYTES'] as const;
     expect(WebAssembly.Module.exports(mod).sort((a, b) => a.name.localeCompare(b.name))).toEqual(
       [
