@@ -38,6 +38,8 @@ const KEEP_BYTES = 64 << 20;
 /** Keep every address well inside i32 arithmetic. */
 const MAX_BYTES = 1 << 30;
 const MAX_LANE_SUM = 65535;
+/** Reports per tile of the matrix's transposition in `load` (256 × 128 bytes of destination, in L1). */
+const LOAD_TILE = 256;
 /** Reports summed between two widenings are capped so pointer arithmetic cannot overflow. */
 const MAX_FLUSH = 1 << 20;
 
@@ -242,19 +244,33 @@ export class ReplicateKernel {
     const u8 = new Uint8Array(this.memory.buffer);
     // Lanes past B stay 0 so they add nothing.
     u8.fill(0, MULTIPLICITY_ADDR + (blocks - 1) * n * LANES, end);
+    // In tiles of LANES replicates × LOAD_TILE reports: a tile's destination (LOAD_TILE reports'
+    // 128-byte lane rows) stays in cache while its replicates are copied in, where a whole row
+    // at a time would touch a new cache line per entry.
     let maxW = 0;
-    for (let b = 0; b < B; b++) {
-      const src = b * n;
-      let dst = MULTIPLICITY_ADDR + (b >> 7) * n * LANES + (b & (LANES - 1));
-      let rowSum = 0;
-      for (let i = 0; i < n; i++, dst += LANES) {
-        const w = W[src + i]!;
-        if (!(w >= 0 && w <= 255)) return false;
-        if (w > maxW) maxW = w;
-        rowSum += w;
-        u8[dst] = w;
+    const rowSums = new Float64Array(LANES);
+    for (let j = 0; j < blocks; j++) {
+      const b0 = j * LANES;
+      const lanes = Math.min(LANES, B - b0);
+      const base = MULTIPLICITY_ADDR + j * n * LANES;
+      rowSums.fill(0);
+      for (let i0 = 0; i0 < n; i0 += LOAD_TILE) {
+        const i1 = Math.min(n, i0 + LOAD_TILE);
+        for (let l = 0; l < lanes; l++) {
+          const src = (b0 + l) * n;
+          let dst = base + i0 * LANES + l;
+          let rowSum = 0;
+          for (let i = i0; i < i1; i++, dst += LANES) {
+            const w = W[src + i]!;
+            if (!(w >= 0 && w <= 255)) return false;
+            if (w > maxW) maxW = w;
+            rowSum += w;
+            u8[dst] = w;
+          }
+          rowSums[l] += rowSum;
+        }
       }
-      if (rowSum > MAX_LANE_SUM) return false;
+      for (let l = 0; l < lanes; l++) if (rowSums[l]! > MAX_LANE_SUM) return false;
     }
     this.n = n;
     this.B = B;
