@@ -39,10 +39,6 @@ export interface StatisticsEngine {
   close(): Promise<void>;
 }
 
-/**
- * The statistics on the calling thread, in slices with a turn of the event loop between them
- * (ANALYTICS_THREADS=0).
- */
 const matrixIds = new WeakMap<MultiplicityMatrix, number>();
 let lastMatrixId = 0;
 
@@ -60,6 +56,10 @@ export function multiplicitiesIdOf(matrix: MultiplicityMatrix): number | null {
   return matrixIds.get(matrix) ?? null;
 }
 
+/**
+ * The statistics on the calling thread, in slices with a turn of the event loop between them
+ * (ANALYTICS_THREADS=0).
+ */
 export class InlineStatistics implements StatisticsEngine {
   gridParallelism(): number {
     return 1;
