@@ -791,8 +791,14 @@ function repairComponent(
   return order;
 }
 
-/** Tile edge of {@link marginMatrix}'s transposed reads: one chunk of {@link boundedInsertionSearch}. */
-const MARGIN_TILE = 16;
+/** Positions per chunk of the bounds of {@link boundedInsertionSearch}: 2^SCAN_SHIFT. */
+const SCAN_SHIFT = 4;
+const SCAN_CHUNK = 1 << SCAN_SHIFT;
+/**
+ * Tile edge of {@link marginMatrix}'s transposed reads: one chunk of
+ * {@link boundedInsertionSearch}, which the chunk sums marginMatrix writes rely on.
+ */
+const MARGIN_TILE = SCAN_CHUNK;
 
 /**
  * m[a·k + b] = w[ga][gb] − w[gb][ga] for ga = global[a], gb = global[b]: each entry the same
@@ -1206,10 +1212,6 @@ function growBoundScratch(size: number): void {
     boundScratch.neg = new Float64Array(size);
   }
 }
-
-/** Positions per chunk of the bounds of {@link boundedInsertionSearch}. */
-const SCAN_CHUNK = 16;
-const SCAN_SHIFT = 4;
 
 /**
  * {@link insertionSearch} for integer margins (exact sums), with the same moves, that stops a
