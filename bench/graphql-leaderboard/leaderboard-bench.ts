@@ -13,12 +13,17 @@
  * `--threads N` sets the server's ANALYTICS_THREADS (default: one per core, at most 4; 0 computes
  * on the request thread, in slices).
  *
+ * `--after-idle N` then asks N more cold leaderboards, each after the server has been idle for
+ * 6 s: longer than a statistics thread waits before giving back its memory (5 s), as a user
+ * asking minutes after the last computation finds it.
+ *
  * `--fresh-servers N` then asks N more cold leaderboards, each of a new server process
  * (`dist/src/main.js`, NODE_ENV=production) over the same database, as after a restart: that
  * process holds nothing but the server, so its resident set is the server's memory alone
- * (sampled every 20 ms from /proc during the request, and its high-water mark).
+ * (sampled every 20 ms from /proc during the request, and its high-water mark); then, after
+ * 6 s idle, its RSS and one more cold request.
  *
- *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3] [--threads N] [--fresh-servers N]
+ *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3] [--threads N] [--after-idle N] [--fresh-servers N]
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -169,6 +174,21 @@ async function main(): Promise<void> {
       process.stdout.write(`import of one more run: median ${median(landedImport).toFixed(0)} ms (runs ${landedImport.map((x) => x.toFixed(0)).join(', ')})\n`);
       process.stdout.write(`leaderboard after one more run lands: median ${median(landed).toFixed(0)} ms (runs ${landed.map((x) => x.toFixed(0)).join(', ')})\n`);
     }
+    const afterIdle = argument('after-idle', 0);
+    if (afterIdle > 0) {
+      const idleCold: number[] = [];
+      const idleRss: number[] = [];
+      for (let i = 0; i < afterIdle; i++) {
+        clearRunCache();
+        await new Promise((resolve) => setTimeout(resolve, 6_000));
+        idleRss.push(process.memoryUsage.rss() / 2 ** 20);
+        const started = process.hrtime.bigint();
+        const result = await gql(query, { u: useCase, d: dataset, seed: 3000 + i });
+        idleCold.push(Number(process.hrtime.bigint() - started) / 1e6);
+        if (result.node.leaderboard.entries.length !== RUNS + landings) throw new Error('leaderboard after idle incomplete');
+      }
+      process.stdout.write(`leaderboard cold after 6 s idle: median ${median(idleCold).toFixed(0)} ms (runs ${idleCold.map((x) => x.toFixed(0)).join(', ')}; RSS after each wait ${idleRss.map((x) => x.toFixed(0)).join(', ')} MB)\n`);
+    }
     const freshServers = argument('fresh-servers', 0);
     if (freshServers > 0) {
       const fresh: FreshCold[] = [];
@@ -179,7 +199,8 @@ async function main(): Promise<void> {
       process.stdout.write(
         `fresh server process per cold request: median ${median(fresh.map((f) => f.ms)).toFixed(0)} ms (runs ${list((f) => f.ms)}); ` +
           `slowest /livez ${list((f) => f.livez)} ms; server RSS as the request began ${list((f) => f.startRss)} MB, ` +
-          `peak during it ${list((f) => f.peakRss)} MB, high-water mark ${list((f) => f.hwm)} MB\n`,
+          `peak during it ${list((f) => f.peakRss)} MB, high-water mark ${list((f) => f.hwm)} MB; ` +
+          `after 6 s idle RSS ${list((f) => f.idleRss)} MB and another cold request ${list((f) => f.afterIdleMs)} ms\n`,
       );
     }
   } finally {
@@ -230,6 +251,9 @@ interface FreshCold {
   startRss: number;
   peakRss: number;
   hwm: number;
+  /** RSS after 6 s idle, and a cold request after that. */
+  idleRss: number;
+  afterIdleMs: number;
 }
 
 /** /proc/<pid>/status fields in MB (VmRSS, VmHWM). */
@@ -279,19 +303,27 @@ async function coldInFreshServer(server: BenchServer, threads: number | undefine
       if (child.exitCode === null) peakRss = Math.max(peakRss, memoryOf(child.pid!).rss);
     }, 20);
     const livez = slowestAnswer(port, '/livez', () => polling);
-    const started = process.hrtime.bigint();
-    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${server.key}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await response.json()) as { data?: any; errors?: unknown[] };
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    const cold = async (seed: number) => {
+      const started = process.hrtime.bigint();
+      const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${server.key}` },
+        body: JSON.stringify({ query, variables: { ...variables, seed } }),
+      });
+      const body = (await response.json()) as { data?: any; errors?: unknown[] };
+      if (body.errors || body.data.node.leaderboard.entries.length !== entries) throw new Error('leaderboard of the fresh server incomplete');
+      return Number(process.hrtime.bigint() - started) / 1e6;
+    };
+    const ms = await cold(variables.seed as number);
     polling = false;
     clearInterval(sampler);
     const last = memoryOf(child.pid!);
-    if (body.errors || body.data.node.leaderboard.entries.length !== entries) throw new Error('leaderboard of the fresh server incomplete');
-    return { ms, livez: await livez, startRss, peakRss: Math.max(peakRss, last.rss), hwm: last.hwm };
+    const result = { ms, livez: await livez, startRss, peakRss: Math.max(peakRss, last.rss), hwm: last.hwm };
+    // Then idle for 6 s (the statistics threads give back their memory after 5 s), and one
+    // more cold request.
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    const idleRss = memoryOf(child.pid!).rss;
+    return { ...result, idleRss, afterIdleMs: await cold((variables.seed as number) + 500) };
   } finally {
     polling = false;
     clearInterval(sampler);

@@ -143,6 +143,18 @@ export function drawMultiplicityRows(n: number, state: number[], w: Int32Array, 
   return true;
 }
 
+/**
+ * Drops the kernel instance and the drawing instance kept for reuse (the compiled module
+ * stays); returns the bytes of memory they held, which are free once the heap is collected. A
+ * statistics thread does this between computations. The next grid or draw makes new ones.
+ */
+export function releaseKernelMemory(): number {
+  const bytes = (shared?.memoryBytes ?? 0) + (drawing?.memory.buffer.byteLength ?? 0);
+  shared = null;
+  drawing = null;
+  return bytes;
+}
+
 /** One variable's reports in group-segment order, as the scalar kernel prepares them. */
 export interface KernelSegments {
   /** idx[k] = report at position k (annotated reports only, grouped). */
@@ -203,6 +215,11 @@ export class ReplicateKernel {
     const kernel = shared ?? new ReplicateKernel(mod, PAGE);
     shared = null;
     return kernel;
+  }
+
+  /** Bytes of this instance's memory. */
+  get memoryBytes(): number {
+    return this.memory.buffer.byteLength;
   }
 
   /** Give the instance back for reuse (kept only while its memory is at most 64 MiB). */

@@ -43,6 +43,12 @@ export type StatisticsTask =
       options: Pick<RankIntervalOptions, 'level' | 'names' | 'pointOrder'>;
     };
 
+/**
+ * Sent to a thread idle for a while: it drops the kernel memory it keeps for the next task and
+ * collects its heap, and answers nothing (statistics-worker.ts).
+ */
+export const RELEASE_MESSAGE = { release: true } as const;
+
 /** How much lower a statistics thread's priority is than the process's, in nice steps (19 is the lowest priority). */
 export const STATISTICS_THREAD_NICE = 10;
 

@@ -6,7 +6,7 @@ import type { KemenyResult, KemenyTieBreak } from '../../analytics/kemeny';
 import { percentileRankIntervals } from '../../analytics/rank-intervals';
 import type { RankIntervalSlices } from './chunked';
 import { InlineStatistics, multiplicitiesIdOf, registerMultiplicities, type RankIntervalRequestOptions, type StatisticsEngine } from './statistics-engine';
-import type { GridPart, RankPart, StatisticsTask, StatisticsTaskResult, TaskFailure } from './statistics-tasks';
+import { RELEASE_MESSAGE, type GridPart, type RankPart, type StatisticsTask, type StatisticsTaskResult, type TaskFailure } from './statistics-tasks';
 
 /**
  * Sources run through a require hook (the tests, the benchmarks' TypeScript runs): the thread
@@ -37,6 +37,8 @@ interface Job {
 interface Thread {
   worker: Worker;
   job: Job | null;
+  /** Asks the thread to give back its memory once it has been idle for RELEASE_IDLE_MS. */
+  releaseTimer: NodeJS.Timeout | null;
   /** Ends the thread once it has been idle for IDLE_THREAD_MS. */
   idleTimer: NodeJS.Timeout | null;
 }
@@ -47,10 +49,14 @@ interface Thread {
  */
 const RANK_PARTS_PER_THREAD = 4;
 /**
- * An idle thread ends after this long: what it holds (its heap, the kernel's memory, shared
- * buffers it has not collected yet) is returned once a computation is over.
+ * A thread idle this long gives back what a computation left in it (the kernel's memory, its
+ * heap's garbage, shared buffers it had not collected yet) and keeps its compiled code: V8
+ * optimises the statistics over the first two or three computations of a thread, and a new
+ * thread's first cold leaderboard of 90 runs took about three times as long (bench/RESULTS.md).
  */
-const IDLE_THREAD_MS = 5_000;
+const RELEASE_IDLE_MS = 5_000;
+/** An idle thread ends after this long, with all it holds. */
+const IDLE_THREAD_MS = 15 * 60_000;
 /**
  * Memory the WebAssembly kernels of grids in computation may take together; each thread
  * holds its own transposed copy of the multiplicities: n · B bytes, which `ReplicateKernel.load`
@@ -66,7 +72,8 @@ const GRID_KERNELS_BYTES = 64 * 1024 * 1024;
  * process alive while idle, and a thread that dies fails only its own task and is replaced.
  * Large read-only inputs (multiplicities, cached item scores, rank-interval replicates) live
  * in shared memory and are never written once shared; results' arrays are handed over, not
- * copied. Threads end after IDLE_THREAD_MS without work.
+ * copied. A thread gives back its memory after RELEASE_IDLE_MS without work and ends after
+ * IDLE_THREAD_MS.
  */
 export class ThreadedStatistics implements StatisticsEngine {
   private readonly threads: Thread[] = [];
@@ -77,14 +84,16 @@ export class ThreadedStatistics implements StatisticsEngine {
 
   private readonly spawn: () => Worker;
   private readonly idleMs: number;
+  private readonly releaseMs: number;
 
   constructor(
     readonly size: number,
-    options: { spawn?: () => Worker; idleMs?: number } = {},
+    options: { spawn?: () => Worker; idleMs?: number; releaseMs?: number } = {},
   ) {
     if (!(Number.isInteger(size) && size >= 1)) throw new RangeError(`statistics threads: ${size}`);
     this.spawn = options.spawn ?? spawnStatisticsThread;
     this.idleMs = options.idleMs ?? IDLE_THREAD_MS;
+    this.releaseMs = options.releaseMs ?? RELEASE_IDLE_MS;
   }
 
   gridParallelism(multiplicityEntries: number): number {
@@ -191,7 +200,7 @@ export class ThreadedStatistics implements StatisticsEngine {
     for (const job of this.queue.splice(0)) job.reject(closed);
     const threads = this.threads.splice(0);
     for (const thread of threads) {
-      if (thread.idleTimer) clearTimeout(thread.idleTimer);
+      clearTimers(thread);
       thread.job?.reject(closed);
     }
     await Promise.all(threads.map((thread) => thread.worker.terminate()));
@@ -224,8 +233,7 @@ export class ThreadedStatistics implements StatisticsEngine {
       }
       if (!thread) return;
       const job = this.queue.shift()!;
-      if (thread.idleTimer) clearTimeout(thread.idleTimer);
-      thread.idleTimer = null;
+      clearTimers(thread);
       thread.job = job;
       thread.worker.ref();
       try {
@@ -241,16 +249,16 @@ export class ThreadedStatistics implements StatisticsEngine {
 
   private start(): Thread {
     const worker = this.spawn();
-    const thread: Thread = { worker, job: null, idleTimer: null };
+    const thread: Thread = { worker, job: null, releaseTimer: null, idleTimer: null };
     worker.unref();
     worker.on('message', (message: { ok: true; result: StatisticsTaskResult } | { ok: false; failure: TaskFailure }) => {
       const job = thread.job;
+      // An answer without a task (a thread that answers a release) changes nothing.
+      if (!job) return;
       thread.job = null;
       this.release(thread);
-      if (job) {
-        if (message.ok) job.resolve(message.result);
-        else job.reject(failureError(message.failure));
-      }
+      if (message.ok) job.resolve(message.result);
+      else job.reject(failureError(message.failure));
       this.dispatch();
     });
     const ended = (error: Error) => {
@@ -270,6 +278,11 @@ export class ThreadedStatistics implements StatisticsEngine {
     thread.worker.unref();
     if (!this.threads.includes(thread)) return;
     this.idle.push(thread);
+    thread.releaseTimer = setTimeout(() => {
+      thread.releaseTimer = null;
+      if (thread.job === null && this.threads.includes(thread)) thread.worker.postMessage(RELEASE_MESSAGE);
+    }, this.releaseMs);
+    thread.releaseTimer.unref();
     thread.idleTimer = setTimeout(() => {
       if (this.forget(thread)) void thread.worker.terminate();
     }, this.idleMs);
@@ -283,10 +296,16 @@ export class ThreadedStatistics implements StatisticsEngine {
     this.threads.splice(at, 1);
     const idleAt = this.idle.indexOf(thread);
     if (idleAt >= 0) this.idle.splice(idleAt, 1);
-    if (thread.idleTimer) clearTimeout(thread.idleTimer);
-    thread.idleTimer = null;
+    clearTimers(thread);
     return true;
   }
+}
+
+function clearTimers(thread: Thread): void {
+  if (thread.releaseTimer) clearTimeout(thread.releaseTimer);
+  if (thread.idleTimer) clearTimeout(thread.idleTimer);
+  thread.releaseTimer = null;
+  thread.idleTimer = null;
 }
 
 /** `fn` over `items` with at most `limit` calls pending at once; results in the order of `items`. */

@@ -12,7 +12,7 @@ import {
   percentileInterval,
   quantileType7,
 } from '../../../src/analytics/bootstrap';
-import { ReplicateKernel } from '../../../src/analytics/bootstrap-kernel';
+import { releaseKernelMemory, ReplicateKernel } from '../../../src/analytics/bootstrap-kernel';
 import * as layout from '../../../src/analytics/bootstrap-kernel-wasm';
 import { REPLICATE_KERNEL_WASM, replicateKernelModuleBytes } from '../../../src/analytics/bootstrap-kernel-wasm';
 import { groupedMean } from '../../../src/analytics/metrics';
@@ -179,6 +179,20 @@ describe('bootstrap kernel: WebAssembly module', () => {
     const { exports } = new WebAssembly.Instance(mod, { env: { memory: new WebAssembly.Memory({ initial: 1 }) } });
     for (const [name, params] of Object.entries(arity)) expect([name, (exports[name] as (...args: number[]) => unknown).length]).toEqual([name, params]);
     for (const name of constants) expect([name, (exports[name] as WebAssembly.Global).value]).toEqual([name, layout[name]]);
+  });
+
+  it('gives back the instances it keeps for reuse, and makes new ones for the next grid and draw', () => {
+    const n = 3000;
+    const variables = [{ key: 'v', groups: Int32Array.from({ length: n }, (_, i) => i % 4) }];
+    const runs = [{ id: 'r', items: [Float64Array.from({ length: n }, (_, i) => (i % 3 === 0 ? 1 : 0))] }];
+    const grid = () => bootstrapGrid({ variables, runs, resamples: 300, seed: 8 }).replicates;
+    const before = grid();
+    // The grid's kernel holds the transposed matrix (n × 300 bytes and room for tables); the
+    // draw's instance its rows.
+    expect(releaseKernelMemory()).toBeGreaterThanOrEqual(n * 300);
+    expect(releaseKernelMemory()).toBe(0);
+    expect(Buffer.compare(Buffer.from(grid().buffer), Buffer.from(before.buffer))).toBe(0);
+    expect(releaseKernelMemory()).toBeGreaterThan(0);
   });
 
   it('declines matrices it cannot sum exactly (entries outside 0…255, row sums over 65535)', () => {
