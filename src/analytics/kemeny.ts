@@ -928,10 +928,17 @@ class ExactScratch {
   h = new Float64Array(0);
   colLow = new Float64Array(0);
   colHigh = new Float64Array(0);
+  rowLow = new Float64Array(0);
+  rowHigh = new Float64Array(0);
+  transpose = new Float64Array(0);
   /** winner[T]: the candidate of T that strictly beats every other member, −1 when none does. */
   winner = new Int8Array(0);
+  /** loser[T]: the candidate of T that every other member strictly beats, −1 when there is none. */
+  loser = new Int8Array(0);
   /** beats[c]: bit mask of the candidates that c strictly beats. */
   beats = new Int32Array(0);
+  /** beatenBy[c]: bit mask of the candidates that strictly beat c. */
+  beatenBy = new Int32Array(0);
 }
 
 /**
@@ -942,8 +949,12 @@ class ExactScratch {
  * With eps = 0 and every sum exact (integer entries, total at most 2^53), a set T with a strict
  * Condorcet winner x (a[x][c] > a[c][x] for every other c in T) gets h[T] from x alone: moving
  * x to the front of any order of T strictly lowers its cost, so every optimal order of T starts
- * with x and the minimum over c is x's term, the same number. The winners come from one pass,
- * lowest member first (see {@link condorcetWinners}); the rebuild is unchanged.
+ * with x and the minimum over c is x's term, the same number. Likewise a set with a strict
+ * Condorcet loser y (beaten by every other member) gets h[T] = h[T∖{y}] + rowsum_{T∖{y}}(y):
+ * every optimal order of T ends with y, and its cost is that of T∖{y} in front plus the pairs
+ * y loses by coming last. Both values are the exact minimum, so h is the same array, bit for
+ * bit. Winners and losers come from one pass, lowest member first (see {@link condorcetExtremes});
+ * the rebuild is unchanged.
  */
 function exactOrderInto(a: Float64Array, k: number, priority: Int32Array, eps: number, scratch: ExactScratch, out: Int32Array): void {
   const lowBits = k >> 1;
@@ -959,15 +970,32 @@ function exactOrderInto(a: Float64Array, k: number, priority: Int32Array, eps: n
   const size = 1 << k;
   if (scratch.h.length < size) scratch.h = new Float64Array(size);
   const h = scratch.h;
-  const winner = eps === 0 && exactSums(a, k) ? condorcetWinners(a, k, scratch) : null;
+  const extremes = eps === 0 && exactSums(a, k);
+  if (extremes) {
+    condorcetExtremes(a, k, scratch);
+    // rowLow[L*k + c] = Σ_{j∈L} a[c][j]: the row sums of the transpose's column sums.
+    if (scratch.rowLow.length < (1 << lowBits) * k) scratch.rowLow = new Float64Array((1 << lowBits) * k);
+    if (scratch.rowHigh.length < (1 << highBits) * k) scratch.rowHigh = new Float64Array((1 << highBits) * k);
+    if (scratch.transpose.length < k * k) scratch.transpose = new Float64Array(k * k);
+    const aT = scratch.transpose;
+    for (let i = 0; i < k; i++) for (let j = 0; j < k; j++) aT[j * k + i] = a[i * k + j]!;
+    columnSumTable(aT, k, 0, lowBits, scratch.rowLow);
+    columnSumTable(aT, k, lowBits, highBits, scratch.rowHigh);
+  }
+  const { winner, loser, rowLow, rowHigh } = scratch;
   h[0] = 0;
   for (let t = 1; t < size; t++) {
     const lowBase = (t & lowMask) * k;
     const highBase = (t >>> lowBits) * k;
-    if (winner !== null) {
+    if (extremes) {
       const x = winner[t]!;
       if (x >= 0) {
         h[t] = h[t ^ (1 << x)]! + colLow[lowBase + x]! + colHigh[highBase + x]!;
+        continue;
+      }
+      const y = loser[t]!;
+      if (y >= 0) {
+        h[t] = h[t ^ (1 << y)]! + rowLow[lowBase + y]! + rowHigh[highBase + y]!;
         continue;
       }
     }
@@ -1014,20 +1042,34 @@ function exactSums(a: Float64Array, k: number): boolean {
 }
 
 /**
- * winner[T] for every subset T of the k local candidates: the member that strictly beats every
- * other member, else −1. With c the lowest member of T and R = T ∖ {c}: c wins T iff it beats all
- * of R; otherwise only R's winner can win T, iff it beats c. O(k² + 2^k).
+ * For every subset T of the k local candidates, into scratch: winner[T], the member that
+ * strictly beats every other member, and loser[T], the member every other member strictly
+ * beats, each −1 when there is none. With c the lowest member of T and R = T ∖ {c}: c wins T iff
+ * it beats all of R; otherwise only R's winner can win T, iff it beats c (losers likewise).
+ * O(k² + 2^k).
  */
-function condorcetWinners(a: Float64Array, k: number, scratch: ExactScratch): Int8Array {
-  if (scratch.beats.length < k) scratch.beats = new Int32Array(k);
-  if (scratch.winner.length < 1 << k) scratch.winner = new Int8Array(1 << k);
-  const { beats, winner } = scratch;
+function condorcetExtremes(a: Float64Array, k: number, scratch: ExactScratch): void {
+  if (scratch.beats.length < k) {
+    scratch.beats = new Int32Array(k);
+    scratch.beatenBy = new Int32Array(k);
+  }
+  if (scratch.winner.length < 1 << k) {
+    scratch.winner = new Int8Array(1 << k);
+    scratch.loser = new Int8Array(1 << k);
+  }
+  const { beats, beatenBy, winner, loser } = scratch;
   for (let x = 0; x < k; x++) {
-    let mask = 0;
-    for (let y = 0; y < k; y++) if (a[x * k + y]! > a[y * k + x]!) mask |= 1 << y;
-    beats[x] = mask;
+    let wins = 0;
+    let losses = 0;
+    for (let y = 0; y < k; y++) {
+      if (a[x * k + y]! > a[y * k + x]!) wins |= 1 << y;
+      else if (a[y * k + x]! > a[x * k + y]!) losses |= 1 << y;
+    }
+    beats[x] = wins;
+    beatenBy[x] = losses;
   }
   winner[0] = -1;
+  loser[0] = -1;
   for (let t = 1; t < 1 << k; t++) {
     const low = t & -t;
     const c = 31 - Math.clz32(low);
@@ -1038,8 +1080,13 @@ function condorcetWinners(a: Float64Array, k: number, scratch: ExactScratch): In
       const x = winner[rest]!;
       winner[t] = x >= 0 && ((beats[x]! >>> c) & 1) === 1 ? x : -1;
     }
+    if ((beatenBy[c]! & rest) === rest) {
+      loser[t] = c;
+    } else {
+      const y = loser[rest]!;
+      loser[t] = y >= 0 && ((beatenBy[y]! >>> c) & 1) === 1 ? y : -1;
+    }
   }
-  return winner;
 }
 
 /** table[S*k + c] = Σ_{b∈S} a[(offset+b)*k + c] for every subset S of `bits` candidates. */

@@ -1,5 +1,5 @@
 /**
- * The exact DP's shortcut for subsets with a strict Condorcet winner (integer weights) against
+ * The exact DP's shortcuts for subsets with a strict Condorcet winner or loser (integer weights) against
  * the plain dense solver (bench/support/oracles/kemeny-dense) and a brute force over all orders:
  * the same order, with its tie-break, on integer matrices with many winners, ties and cycles.
  */
@@ -40,7 +40,7 @@ function bruteForce(n: number, w: Float64Array): number[] {
   return best!;
 }
 
-describe('exact Kemeny DP with Condorcet winners of subsets', () => {
+describe('exact Kemeny DP with Condorcet winners and losers of subsets', () => {
   it('matches the dense solver and a brute force on integer matrices', () => {
     const rnd = lcg(2024);
     for (let trial = 0; trial < 300; trial++) {
@@ -60,6 +60,27 @@ describe('exact Kemeny DP with Condorcet winners of subsets', () => {
       expect(result.order).toEqual(oracle.order);
       expect(result.exact).toBe(true);
       expect(result.order).toEqual(bruteForce(n, w));
+    }
+  });
+
+  it('matches the dense solver on larger integer matrices, cycles among the best and among the worst', () => {
+    const rnd = lcg(77);
+    for (let trial = 0; trial < 60; trial++) {
+      const n = 8 + (trial % 5);
+      const V = 3 + Math.floor(rnd() * 12);
+      // Near-linear orders with noise: many subsets have a winner, many others only a loser.
+      const quality = Array.from({ length: n }, (_, i) => i / n + 0.3 * rnd());
+      const w = new Float64Array(n * n);
+      for (let v = 0; v < V; v++) {
+        const s = quality.map((q) => Math.round(8 * (q + 0.5 * rnd())) / 8);
+        for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) if (s[i]! > s[j]!) w[i * n + j] += 1 + (v % 2);
+      }
+      const options = { decompose: false, exactLimit: 12 };
+      const result = kemenyFromMatrix(pairwiseFromMatrix(n, w, V), options);
+      const oracle = dense.kemenyFromMatrix(dense.pairwiseFromMatrix(n, w, V), options);
+      expect(result.order).toEqual(oracle.order);
+      expect(result.score).toBe(oracle.score);
+      expect(result.exact).toBe(true);
     }
   });
 });
