@@ -29,6 +29,10 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
+  // Set once a signal asks the server to stop. The embedded PostgreSQL stops on the same signal
+  // (its library's exit hook; Ctrl-C also reaches its process group), so the connections it
+  // ends meanwhile, and its exit, are expected then.
+  let stopping = false;
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
@@ -40,6 +44,7 @@ async function main(): Promise<void> {
         onLog: (line) => logger.debug({ postgres: line }),
         // A supervisor (systemd, Docker, Kubernetes) restarts the whole server; readiness said it first.
         onUnexpectedExit: (code, signal) => {
+          if (stopping) return;
           logger.fatal({ code, signal }, 'the embedded PostgreSQL stopped unexpectedly: exiting so that a supervisor restarts the server');
           process.exit(1);
         },
@@ -63,6 +68,10 @@ async function main(): Promise<void> {
     trustProxyHops: config.trustProxyHops,
     corsOrigins: config.corsOrigins,
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
+    onEventError: (error) => {
+      if (stopping) logger.debug({ err: error }, 'publishing an event failed while stopping');
+      else logger.warn({ err: error }, 'publishing an event failed');
+    },
   });
   const generatedAdminKey = await app.services.apiKeys.ensureServerAdmin(config.adminApiKey);
   if (config.seedDemo) {
@@ -88,7 +97,6 @@ async function main(): Promise<void> {
     );
   }
 
-  let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
