@@ -1314,7 +1314,7 @@ export class ScoringService {
     // Each slice of runs is bootstrapped as soon as all its runs are scored (cached or read), on
     // the statistics threads while the next runs are read; runs are read runsPerSlice at a time,
     // and grid slices on threads hold several of those.
-    const gridSlice = this.gridSliceRuns(grids, n, runs.length);
+    const gridSlice = this.runsPerSlice ? runsPerSlice : grids.sliceRuns(runsPerSlice, runs.length);
     let sliced = 0;
     const bootstrapScoredSlices = async () => {
       while (sliced < runs.length) {
@@ -1384,16 +1384,6 @@ export class ScoringService {
    * dataset's shared resamples (paired across runs). CONDITIONAL scoring bootstraps each run on
    * its valid predictions only.
    */
-  /**
-   * Runs per grid slice of a computation over `runs` runs of `reports` reports: as many as are
-   * read at a time, more on statistics threads (GridJobs.sliceRuns); exactly `runsPerSlice`
-   * where the service was given it.
-   */
-  private gridSliceRuns(grids: GridJobs, reports: number, runs: number): number {
-    const read = (this.runsPerSlice ?? runsPerSliceOf)(reports);
-    return this.runsPerSlice ? read : grids.sliceRuns(read, runs);
-  }
-
   private async datasetGrid(
     principal: Principal,
     dataset: string | DatasetFrame,
@@ -1414,7 +1404,7 @@ export class ScoringService {
     if (runs.length > 0 && specs.length > 0) {
       const B = Math.max(options.resamples, 1);
       const grids = new GridJobs(this.statistics, await this.statistics.multiplicities(frame.reportIds.length, B, options.seed), options.confidence);
-      const runsPerSlice = this.gridSliceRuns(grids, frame.reportIds.length, runs.length);
+      const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(frame.reportIds.length);
       for (let start = 0; start < runs.length; start += runsPerSlice) {
         const slice = runs.slice(start, start + runsPerSlice);
         const input = buildGridInput(
