@@ -44,10 +44,14 @@ export type StatisticsTask =
     };
 
 /**
- * Sent to a thread idle for a while: it drops the kernel memory it keeps for the next task and
- * collects its heap, and answers nothing (statistics-worker.ts).
+ * Sent to a thread idle for a while: it drops the kernel memory it keeps for the next task,
+ * collects its heap when it holds more than `collectAbove` bytes, and answers nothing
+ * (statistics-worker.ts).
  */
-export const RELEASE_MESSAGE = { release: true } as const;
+export interface ReleaseMessage {
+  release: true;
+  collectAbove: number;
+}
 
 /** How much lower a statistics thread's priority is than the process's, in nice steps (19 is the lowest priority). */
 export const STATISTICS_THREAD_NICE = 10;

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { BootstrapGridResult, GridRun, GridVariable, MultiplicityMatrix } from '../../analytics/bootstrap';
 import { AnalyticsError } from '../../analytics/errors';
@@ -6,7 +7,7 @@ import type { KemenyResult, KemenyTieBreak } from '../../analytics/kemeny';
 import { percentileRankIntervals } from '../../analytics/rank-intervals';
 import type { RankIntervalSlices } from './chunked';
 import { InlineStatistics, multiplicitiesIdOf, registerMultiplicities, type RankIntervalRequestOptions, type StatisticsEngine } from './statistics-engine';
-import { RELEASE_MESSAGE, type GridPart, type RankPart, type StatisticsTask, type StatisticsTaskResult, type TaskFailure } from './statistics-tasks';
+import type { GridPart, RankPart, ReleaseMessage, StatisticsTask, StatisticsTaskResult, TaskFailure } from './statistics-tasks';
 
 /**
  * Sources run through a require hook (the tests, the benchmarks' TypeScript runs): the thread
@@ -17,7 +18,18 @@ require(require('node:worker_threads').workerData.register);
 require(require('node:worker_threads').workerData.entry);
 `;
 
-function spawnStatisticsThread(): Worker {
+let collectorExposed = false;
+
+/** A statistics thread running statistics-worker (the pool's default `spawn`). */
+export function spawnStatisticsThread(): Worker {
+  // Threads started from now on get a heap collector (globalThis.gc) to give back what a
+  // computation left when they go idle. The flag is V8's, for the whole process: set once,
+  // before the first thread, it adds `gc` to the contexts made afterwards (these threads, and
+  // any vm context) and changes nothing else.
+  if (!collectorExposed) {
+    v8.setFlagsFromString('--expose-gc');
+    collectorExposed = true;
+  }
   const extension = path.extname(__filename);
   const entry = path.join(__dirname, `statistics-worker${extension}`);
   if (extension === '.ts') {
@@ -49,12 +61,21 @@ interface Thread {
  */
 const RANK_PARTS_PER_THREAD = 4;
 /**
- * A thread idle this long gives back what a computation left in it (the kernel's memory, its
- * heap's garbage, shared buffers it had not collected yet) and keeps its compiled code: V8
- * optimises the statistics over the first two or three computations of a thread, and a new
- * thread's first cold leaderboard of 90 runs took about three times as long (bench/RESULTS.md).
+ * A thread idle this long drops the kernel instance it keeps between tasks, collects its heap
+ * when it holds more than COLLECT_HELD_BYTES, and stays with its compiled code: V8 optimises
+ * the statistics over the first two or three computations of a thread, and a cold 90-run
+ * leaderboard on new threads took about twice as long (bench/RESULTS.md).
  */
 const RELEASE_IDLE_MS = 5_000;
+/**
+ * A thread that holds more than this when it goes idle (heap objects and the memory they reach:
+ * statistics-worker.ts) collects its heap. Held per thread after the tasks of a cold
+ * leaderboard, measured: 30–35 MB at 90 runs × 1,252 reports, 38–64 MB at 270, 90–128 MB at 30
+ * runs × 20,000 reports. A full collection also drops much of what V8 learnt while optimising
+ * the statistics (a cold 90-run leaderboard after one took 0.6–0.7 s instead of 0.4–0.5 s), so
+ * smaller holdings stay until the thread's next computation or its end.
+ */
+const COLLECT_HELD_BYTES = 80 << 20;
 /** An idle thread ends after this long, with all it holds. */
 const IDLE_THREAD_MS = 15 * 60_000;
 /**
@@ -85,15 +106,17 @@ export class ThreadedStatistics implements StatisticsEngine {
   private readonly spawn: () => Worker;
   private readonly idleMs: number;
   private readonly releaseMs: number;
+  private readonly collectAboveBytes: number;
 
   constructor(
     readonly size: number,
-    options: { spawn?: () => Worker; idleMs?: number; releaseMs?: number } = {},
+    options: { spawn?: () => Worker; idleMs?: number; releaseMs?: number; collectAboveBytes?: number } = {},
   ) {
     if (!(Number.isInteger(size) && size >= 1)) throw new RangeError(`statistics threads: ${size}`);
     this.spawn = options.spawn ?? spawnStatisticsThread;
     this.idleMs = options.idleMs ?? IDLE_THREAD_MS;
     this.releaseMs = options.releaseMs ?? RELEASE_IDLE_MS;
+    this.collectAboveBytes = options.collectAboveBytes ?? COLLECT_HELD_BYTES;
   }
 
   gridParallelism(multiplicityEntries: number): number {
@@ -241,7 +264,7 @@ export class ThreadedStatistics implements StatisticsEngine {
       } catch (error) {
         // The message could not be cloned: the task fails, the thread stays free.
         thread.job = null;
-        this.release(thread);
+        this.markIdle(thread);
         job.reject(new Error(`statistics task could not be sent to a thread (${(error as Error).name})`));
       }
     }
@@ -253,10 +276,10 @@ export class ThreadedStatistics implements StatisticsEngine {
     worker.unref();
     worker.on('message', (message: { ok: true; result: StatisticsTaskResult } | { ok: false; failure: TaskFailure }) => {
       const job = thread.job;
-      // An answer without a task (a thread that answers a release) changes nothing.
+      // A thread answers tasks only (never a release): a message while it has none is ignored.
       if (!job) return;
       thread.job = null;
-      this.release(thread);
+      this.markIdle(thread);
       if (message.ok) job.resolve(message.result);
       else job.reject(failureError(message.failure));
       this.dispatch();
@@ -274,13 +297,16 @@ export class ThreadedStatistics implements StatisticsEngine {
     return thread;
   }
 
-  private release(thread: Thread): void {
+  /** The thread has no task: it waits in the idle list, gives back memory after releaseMs and ends after idleMs. */
+  private markIdle(thread: Thread): void {
     thread.worker.unref();
+    clearTimers(thread);
     if (!this.threads.includes(thread)) return;
     this.idle.push(thread);
     thread.releaseTimer = setTimeout(() => {
       thread.releaseTimer = null;
-      if (thread.job === null && this.threads.includes(thread)) thread.worker.postMessage(RELEASE_MESSAGE);
+      const release: ReleaseMessage = { release: true, collectAbove: this.collectAboveBytes };
+      if (thread.job === null && this.threads.includes(thread)) thread.worker.postMessage(release);
     }, this.releaseMs);
     thread.releaseTimer.unref();
     thread.idleTimer = setTimeout(() => {

@@ -1,14 +1,14 @@
 /**
  * Entry of a statistics thread (statistics-threads.ts): answers each task message with its
  * result or its failure, one at a time. A release message (RELEASE_MESSAGE) gets no answer:
- * the thread drops the kernel memory it keeps between tasks and stays, with its compiled code.
+ * the thread drops the kernel memory it keeps between tasks and stays, with its compiled code;
+ * when it holds more than the message's `collectAbove` bytes, it also collects its heap.
  */
 import os from 'node:os';
 import v8 from 'node:v8';
-import vm from 'node:vm';
 import { parentPort } from 'node:worker_threads';
 import { releaseKernelMemory } from '../../analytics/bootstrap-kernel';
-import { RELEASE_MESSAGE, runStatisticsTask, STATISTICS_THREAD_NICE, taskFailure, type StatisticsTask } from './statistics-tasks';
+import { runStatisticsTask, STATISTICS_THREAD_NICE, taskFailure, type ReleaseMessage, type StatisticsTask } from './statistics-tasks';
 
 const port = parentPort;
 if (!port) throw new Error('statistics-worker runs as a worker thread');
@@ -25,36 +25,23 @@ if (process.platform === 'linux') {
 }
 
 /**
- * Released kernel memory from which the thread's heap is collected at once. A full collection
- * also drops much of what V8 learnt while optimising the statistics (a cold leaderboard of 90
- * runs after one took 0.6–0.7 s instead of 0.4–0.5 s), so below this the memory waits for the
- * thread's next computation, which collects as it allocates. At 1,252 reports × 1,000
- * resamples the kernel holds 3 MB, at 20,000 reports 37 MB.
+ * What the thread holds: its heap's objects, live or not yet collected, and the memory outside
+ * the heap they reach (the kernel's, the shared arrays of its last tasks, even where the
+ * request thread holds them too). A computation leaves it there until the thread allocates
+ * again, which an idle thread does not.
  */
-const COLLECT_RELEASED_BYTES = 16 << 20;
-
-let collect: (() => void) | null | undefined;
-
-/**
- * A full collection of this thread's heap. V8 gives the collector to contexts made after
- * --expose-gc is set (the flag only adds that function to new contexts); where it cannot be
- * had, the memory waits for the thread's next collection.
- */
-function collectGarbage(): void {
-  if (collect === undefined) {
-    try {
-      v8.setFlagsFromString('--expose-gc');
-      collect = vm.runInNewContext('gc') as () => void;
-    } catch {
-      collect = null;
-    }
-  }
-  collect?.();
+function heldBytes(): number {
+  const heap = v8.getHeapStatistics();
+  return heap.used_heap_size + heap.external_memory;
 }
 
-port.on('message', (message: { task: StatisticsTask } | typeof RELEASE_MESSAGE) => {
+port.on('message', (message: { task: StatisticsTask } | ReleaseMessage) => {
   if (!('task' in message)) {
-    if (releaseKernelMemory() >= COLLECT_RELEASED_BYTES) collectGarbage();
+    const held = heldBytes();
+    releaseKernelMemory();
+    // The collector exists where the pool set --expose-gc before this thread started.
+    const collect = (globalThis as { gc?: () => void }).gc;
+    if (held > message.collectAbove) collect?.();
     return;
   }
   try {

@@ -5,8 +5,8 @@ import { AnalyticsError } from '../../../src/analytics/errors';
 import { kemeny } from '../../../src/analytics/kemeny';
 import { kemenyRankIntervals } from '../../../src/analytics/rank-intervals';
 import { InlineStatistics } from '../../../src/modules/scoring/statistics-engine';
-import { RELEASE_MESSAGE, sharedMultiplicities, STATISTICS_THREAD_NICE } from '../../../src/modules/scoring/statistics-tasks';
-import { createStatisticsEngine, mapLimited, ThreadedStatistics } from '../../../src/modules/scoring/statistics-threads';
+import { sharedMultiplicities, STATISTICS_THREAD_NICE } from '../../../src/modules/scoring/statistics-tasks';
+import { createStatisticsEngine, mapLimited, spawnStatisticsThread, ThreadedStatistics } from '../../../src/modules/scoring/statistics-threads';
 
 function lcg(seed: number) {
   let s = seed >>> 0;
@@ -205,38 +205,47 @@ describe('statistics on worker threads', () => {
     }
   });
 
-  it('asks an idle thread to give back its memory and keeps it, ignoring what it answers to that', async () => {
+  /** Spawns with `spawn` and records every message the pool sends to the thread. */
+  function recorded(received: unknown[], spawn: () => Worker): () => Worker {
+    return () => {
+      const worker = spawn();
+      const post = worker.postMessage.bind(worker);
+      worker.postMessage = (message: unknown, transfer?: never) => {
+        received.push(message);
+        post(message, transfer);
+      };
+      return worker;
+    };
+  }
+  const isRelease = (m: unknown) => (m as { release?: boolean }).release === true;
+
+  it('asks an idle thread to give back its memory and keeps it, ignoring a message while it has no task', async () => {
     const received: unknown[] = [];
     // A thread that records what the pool sends, answers tasks as the real entry does, and
     // answers a release too (the real one does not): the pool must not take that for a result.
     const engine = new ThreadedStatistics(1, {
       releaseMs: 20,
-      spawn: () => {
-        const worker = new Worker(
+      collectAboveBytes: 1234,
+      spawn: recorded(received, () =>
+        new Worker(
           `const { parentPort } = require('node:worker_threads');
           parentPort.on('message', (m) => {
             parentPort.postMessage(m.task ? { ok: true, result: { order: [m.task.scores.length], rank: [1] } } : { ok: true, result: 'stray' });
           });`,
           { eval: true },
-        );
-        const post = worker.postMessage.bind(worker);
-        worker.postMessage = (message: unknown, transfer?: never) => {
-          received.push(message);
-          post(message, transfer);
-        };
-        return worker;
-      },
+        ),
+      ),
     });
     try {
       expect((await engine.kemeny([Float64Array.of(1)], {})).order).toEqual([1]);
       while (received.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(received[1]).toEqual(RELEASE_MESSAGE);
+      expect(received[1]).toEqual({ release: true, collectAbove: 1234 });
       // The thread is kept; its stray answer resolved nothing and did not free it again (which
       // would have sent another release after 20 ms): two tasks at once on the one thread still
       // get their own answers, in turn.
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(engine.running).toBe(1);
-      expect(received.filter((m) => m === RELEASE_MESSAGE)).toHaveLength(1);
+      expect(received.filter(isRelease)).toHaveLength(1);
       const [a, b] = await Promise.all([engine.kemeny([Float64Array.of(1), Float64Array.of(2)], {}), engine.kemeny([Float64Array.of(1)], {})]);
       expect([a.order, b.order]).toEqual([[2], [1]]);
     } finally {
@@ -244,21 +253,24 @@ describe('statistics on worker threads', () => {
     }
   });
 
-  it('computes the same grid after a thread released its kernel, collected or not', async () => {
-    // 20,000 reports: a kernel memory large enough that the thread collects its heap at once.
-    for (const reports of [n, 20_000]) {
-      const engine = new ThreadedStatistics(1, { releaseMs: 10 });
+  it('computes the same grid after a thread released its kernel, with its heap collected or not', async () => {
+    // Above 0 bytes held the thread always collects; below Infinity never.
+    for (const collectAboveBytes of [Infinity, 0]) {
+      const received: unknown[] = [];
+      const engine = new ThreadedStatistics(1, { releaseMs: 10, collectAboveBytes, spawn: recorded(received, spawnStatisticsThread) });
       try {
-        const groups = Int32Array.from({ length: reports }, (_, i) => i % 3);
-        const few = [{ key: 'g', groups }];
-        const one = [{ id: 'a', items: [Float64Array.from({ length: reports }, (_, i) => (i * 7) % 5 === 0 ? 1 : 0)] }];
-        const multiplicities = await engine.multiplicities(reports, 100, 9);
-        const first = await engine.grid(few, one, multiplicities, 0.95);
-        await new Promise((resolve) => setTimeout(resolve, 60));
-        const again = await engine.grid(few, one, multiplicities, 0.95);
+        const multiplicities = await engine.multiplicities(n, B, 9);
+        const first = await engine.grid(variables, runs, multiplicities, 0.95);
+        while (!received.some(isRelease)) await new Promise((resolve) => setTimeout(resolve, 10));
+        const again = await engine.grid(variables, runs, multiplicities, 0.95);
+        expect(received.filter(isRelease)).toEqual([{ release: true, collectAbove: collectAboveBytes }]);
+        // Threads started after the first statistics thread have the collector the release calls.
+        const probe = new Worker("require('node:worker_threads').parentPort.postMessage(typeof gc)", { eval: true });
+        expect(await new Promise((resolve) => probe.once('message', resolve))).toBe('function');
+        await probe.terminate();
         expect(engine.running).toBe(1);
         expect(bits(again.replicates)).toEqual(bits(first.replicates));
-        expect(bits(first.replicates)).toEqual(bits(bootstrapGrid({ variables: few, runs: one, multiplicities }).replicates));
+        expect(bits(first.replicates)).toEqual(bits(bootstrapGrid({ variables, runs, multiplicities }).replicates));
       } finally {
         await engine.close();
       }
