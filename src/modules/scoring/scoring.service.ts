@@ -17,7 +17,7 @@ import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/emb
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
 import { REAL_TILE } from '../../analytics/bootstrap-kernel-wasm';
-import { buildGridInput, codeCells, gridVariable, RunItemScorer } from '../../analytics/grid-input';
+import { codeCells, gridItemColumn, gridVariable, RunItemScorer } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
 import { cellOf } from '../../analytics/normalise';
@@ -1314,7 +1314,7 @@ export class ScoringService {
     // Each slice of runs is bootstrapped as soon as all its runs are scored (cached or read), on
     // the statistics threads while the next runs are read; runs are read runsPerSlice at a time,
     // and grid slices on threads hold several of those.
-    const gridSlice = this.runsPerSlice ? runsPerSlice : grids.sliceRuns(runsPerSlice, runs.length);
+    const gridSlice = this.gridSliceRuns(grids, n, runs.length);
     let sliced = 0;
     const bootstrapScoredSlices = async () => {
       while (sliced < runs.length) {
@@ -1380,6 +1380,16 @@ export class ScoringService {
   }
 
   /**
+   * Runs per grid slice of a computation over `runs` runs of `reports` reports: the slice of the
+   * request thread (runsPerSliceOf), more on statistics threads (GridJobs.sliceRuns); exactly
+   * `runsPerSlice` where the service was given it.
+   */
+  private gridSliceRuns(grids: GridJobs, reports: number, runs: number): number {
+    const minimum = (this.runsPerSlice ?? runsPerSliceOf)(reports);
+    return this.runsPerSlice ? minimum : grids.sliceRuns(minimum, runs);
+  }
+
+  /**
    * Loads the dataset, its reference and the runs' predictions, and bootstraps them on the
    * dataset's shared resamples (paired across runs). CONDITIONAL scoring bootstraps each run on
    * its valid predictions only.
@@ -1403,22 +1413,35 @@ export class ScoringService {
     let grid: BootstrapGridResult | null = null;
     if (runs.length > 0 && specs.length > 0) {
       const B = Math.max(options.resamples, 1);
-      const grids = new GridJobs(this.statistics, await this.statistics.multiplicities(frame.reportIds.length, B, options.seed), options.confidence);
-      const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(frame.reportIds.length);
-      for (let start = 0; start < runs.length; start += runsPerSlice) {
-        const slice = runs.slice(start, start + runsPerSlice);
-        const input = buildGridInput(
-          specs,
-          references,
-          slice.map((r, i) => ({ id: r.id, records: records[start + i]! })),
-          { similarity, collapsed: options.collapsed },
-        );
-        const conditional = bootstrap && options.scoring === ScoringMode.CONDITIONAL;
-        await grids.addSlice(input.variables, input.runs, conditional, (i, column) => {
-          const runRecords = records[start + i]!;
-          const key = input.variables[column]!.key;
-          return (report) => isValidCell(cellOf(runRecords[report], key));
+      const n = frame.reportIds.length;
+      const grids = new GridJobs(this.statistics, await this.statistics.multiplicities(n, B, options.seed), options.confidence);
+      const inputOptions = { similarity, collapsed: options.collapsed };
+      const referenceCells = specs.map((spec) => references.map((record) => cellOf(record, spec.key)));
+      const gridVariables = specs.map((spec, v) => gridVariable(spec, referenceCells[v]!, inputOptions));
+      const conditional = bootstrap && options.scoring === ScoringMode.CONDITIONAL;
+      const gridSlice = this.gridSliceRuns(grids, n, runs.length);
+      // A run's item scores a variable at a time, with a turn of the event loop every
+      // SCORING_SLICE_MS, and a grid slice handed to the engine as soon as its runs are scored.
+      const slices = new TimeSlices(SCORING_SLICE_MS);
+      let sliceStart = 0;
+      let scored: GridRun[] = [];
+      for (const [r, run] of runs.entries()) {
+        const runRecords = records[r]!;
+        const items: Float64Array[] = [];
+        for (const [v, spec] of specs.entries()) {
+          items.push(gridItemColumn(spec, referenceCells[v]!, runRecords, inputOptions));
+          await slices.pause();
+        }
+        scored.push({ id: run.id, items });
+        if (scored.length < gridSlice && r < runs.length - 1) continue;
+        const start = sliceStart;
+        await grids.addSlice(gridVariables, scored, conditional, (i, column) => {
+          const key = gridVariables[column]!.key;
+          const sliceRecords = records[start + i]!;
+          return (report) => isValidCell(cellOf(sliceRecords[report], key));
         });
+        sliceStart = r + 1;
+        scored = [];
       }
       grid = await grids.all();
     }
