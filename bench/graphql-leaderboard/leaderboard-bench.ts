@@ -17,13 +17,17 @@
  * 6 s: longer than a statistics thread waits before giving back its memory (5 s), as a user
  * asking minutes after the last computation finds it.
  *
+ * `--run-scores N` then asks N times for every run's scores at once (`runs { scores }`, one
+ * computation over all runs: the records path of the statistics, each time with a new seed), with
+ * the slowest `/livez` answer meanwhile.
+ *
  * `--fresh-servers N` then asks N more cold leaderboards, each of a new server process
  * (`dist/src/main.js`, NODE_ENV=production) over the same database, as after a restart: that
  * process holds nothing but the server, so its resident set is the server's memory alone
  * (sampled every 20 ms from /proc during the request, and its high-water mark); then, after
  * 6 s idle, its RSS and one more cold request.
  *
- *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3] [--threads N] [--after-idle N] [--fresh-servers N]
+ *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3] [--threads N] [--after-idle N] [--run-scores N] [--fresh-servers N]
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -188,6 +192,27 @@ async function main(): Promise<void> {
         if (result.node.leaderboard.entries.length !== RUNS + landings) throw new Error('leaderboard after idle incomplete');
       }
       process.stdout.write(`leaderboard cold after 6 s idle: median ${median(idleCold).toFixed(0)} ms (runs ${idleCold.map((x) => x.toFixed(0)).join(', ')}; RSS after each wait ${idleRss.map((x) => x.toFixed(0)).join(', ')} MB)\n`);
+    }
+    const runScoreRequests = argument('run-scores', 0);
+    if (runScoreRequests > 0) {
+      const scoresQuery = `query($u: ID!, $seed: Int!) { node(id: $u) { ... on UseCase { runs(first: 200) { nodes { scores(options: { resamples: 1000, seed: $seed }) {
+        macroAverage { value ciLow ciHigh } } } } } } }`;
+      const times: number[] = [];
+      const livez: number[] = [];
+      for (let i = 0; i < runScoreRequests; i++) {
+        let polling = true;
+        const livePoll = slowestAnswer(port, '/livez', () => polling);
+        const started = process.hrtime.bigint();
+        const result = await gql(scoresQuery, { u: useCase, seed: 4000 + i });
+        times.push(Number(process.hrtime.bigint() - started) / 1e6);
+        polling = false;
+        livez.push(await livePoll);
+        if (result.node.runs.nodes.length !== RUNS + landings) throw new Error('run scores incomplete');
+      }
+      process.stdout.write(
+        `every run's scores at once: median ${median(times).toFixed(0)} ms (runs ${times.map((x) => x.toFixed(0)).join(', ')}); ` +
+          `slowest /livez ${livez.map((x) => x.toFixed(0)).join(', ')} ms\n`,
+      );
     }
     const freshServers = argument('fresh-servers', 0);
     if (freshServers > 0) {

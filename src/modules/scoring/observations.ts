@@ -1,6 +1,6 @@
 import type { SimilarityLookup } from '../../analytics/embedding/embedder';
 import { itemScores } from '../../analytics/metrics';
-import { cellOf } from '../../analytics/normalise';
+import type { RecordCell } from '../../analytics/normalise';
 import type { InvalidCategory, NormalisedCell, VariableSpec } from '../../analytics/types';
 import { sizeClass } from '../../analytics/groups';
 import { badInput } from '../../graphql/errors';
@@ -8,14 +8,14 @@ import type { Model } from '../endpoint/model.entity';
 import type { Run } from '../run/run.entity';
 import type { ReasoningMode, RunSelector, StratumInput } from './comparison.types';
 import { RunAttribute } from './comparison.types';
-import type { DatasetFrame, RecordRow } from './scoring-data';
+import type { DatasetFrame, RecordRow, RunCells } from './scoring-data';
 
 /** What the observation tables need of a dataset grid. */
 export interface ObservationSource {
   frame: DatasetFrame;
   references: RecordRow[];
   runs: Run[];
-  records: RecordRow[][];
+  cells: RunCells[];
   similarity: SimilarityLookup;
   variableIndex: number[];
 }
@@ -36,23 +36,18 @@ export function unitObservations(g: ObservationSource): UnitObservations {
   const valid: Uint8Array[][] = [];
   const category: (InvalidCategory | null)[][][] = [];
   g.runs.forEach((_, r) => {
-    const records = g.records[r]!;
+    const columns = specs.map((spec) => g.cells[r]!.get(spec.key)!);
     items.push(
-      specs.map((spec) =>
-        itemScores(
-          spec,
-          g.references.map((x) => x?.[spec.key]),
-          records.map((x) => x?.[spec.key] as NormalisedCell | undefined),
-          { similarity: g.similarity },
-        ),
+      specs.map((spec, v) =>
+        itemScores(spec, g.references.map((x) => x?.[spec.key]), columns[v]! as readonly (NormalisedCell | undefined)[], { similarity: g.similarity }),
       ),
     );
-    valid.push(specs.map((spec) => Uint8Array.from(records, (x) => (answerOf(x, spec.key).status === 'INVALID' ? 0 : 1))));
+    valid.push(columns.map((column) => Uint8Array.from(column, (cell) => (answerOf(cell).status === 'INVALID' ? 0 : 1))));
     category.push(
-      specs.map((spec) =>
-        records.map((x) => {
-          const cell = answerOf(x, spec.key);
-          return cell.status === 'INVALID' ? cell.category : null;
+      columns.map((column) =>
+        column.map((cell) => {
+          const answer = answerOf(cell);
+          return answer.status === 'INVALID' ? answer.category : null;
         }),
       ),
     );
@@ -62,8 +57,8 @@ export function unitObservations(g: ObservationSource): UnitObservations {
 
 const NO_ANSWER: NormalisedCell = { status: 'INVALID', category: 'MISSING' };
 
-function answerOf(record: RecordRow, key: string): NormalisedCell {
-  return (cellOf(record, key) as NormalisedCell | undefined) ?? NO_ANSWER;
+function answerOf(cell: RecordCell | undefined): NormalisedCell {
+  return (cell as NormalisedCell | undefined) ?? NO_ANSWER;
 }
 
 /** Checks that exactly one way of stratifying is given. */

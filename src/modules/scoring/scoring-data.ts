@@ -12,6 +12,13 @@ import type { StoredCell } from '../run/prediction.entity';
 
 export type RecordRow = Readonly<Record<string, RecordCell>> | undefined;
 
+/**
+ * A run's cells of each variable in report order: undefined where the run has no succeeded
+ * prediction for the report or it has no cell for the variable. Equal cells of a run are one
+ * object (read as stored columns).
+ */
+export type RunCells = Map<string, readonly (RecordCell | undefined)[]>;
+
 /** A dataset as the statistics see it: reports in import order and the use case's variables. */
 export interface DatasetFrame {
   dataset: Dataset;

@@ -17,10 +17,10 @@ import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/emb
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
 import { REAL_TILE } from '../../analytics/bootstrap-kernel-wasm';
-import { codeCells, gridItemColumn, gridVariable, RunItemScorer } from '../../analytics/grid-input';
+import { codeCells, decodeCells, gridItemScores, gridVariable, RunItemScorer } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
-import { cellOf } from '../../analytics/normalise';
+import { cellOf, type RecordCell } from '../../analytics/normalise';
 import { partitionVariance } from '../../analytics/mixed-model';
 import type { NormalisedCell } from '../../analytics/types';
 import { INVALID_CATEGORIES } from '../../analytics/types';
@@ -65,11 +65,11 @@ import {
   loadAnnotatorRecords,
   loadFrame,
   loadReportMetadata,
-  loadRunRecords,
   loadRunSnapshot,
   storeRunColumns,
   type DatasetFrame,
   type RecordRow,
+  type RunCells,
   type RunFingerprint,
 } from './scoring-data';
 import {
@@ -197,7 +197,8 @@ export interface DatasetGrid {
   reference: Annotator;
   references: RecordRow[];
   runs: Run[];
-  records: RecordRow[][];
+  /** Each run's cells by variable key, in report order (see RunCells). */
+  cells: RunCells[];
   similarity: SimilarityLookup;
   embedder: EmbedderId;
   /** Effective or conditional grid, per the options; null when there are no runs. */
@@ -370,7 +371,7 @@ export class ScoringService {
   }
 
   private scoresOf(g: DatasetGrid, r: number, ira: Map<string, Estimate>, options: ResolvedStatsOptions): RunScores | Error {
-    const records = g.records[r]!;
+    const cells = g.cells[r]!;
     const variables: VariableScore[] = [];
     const invalidTotals: Record<string, number> = {};
     let validTotal = 0;
@@ -378,7 +379,7 @@ export class ScoringService {
     g.variableIndex.forEach((vi, column) => {
       const spec = g.frame.specs[vi]!;
       const refs = g.references.map((x) => x?.[spec.key]);
-      const preds = records.map((x) => x?.[spec.key] as NormalisedCell | undefined);
+      const preds = cells.get(spec.key)! as readonly (NormalisedCell | undefined)[];
       const detail = scoreVariable(spec, refs, preds, { similarity: g.similarity, embedder: g.embedder });
       for (const [category, count] of Object.entries(detail.invalid)) invalidTotals[category] = (invalidTotals[category] ?? 0) + count;
       validTotal += detail.valid;
@@ -850,7 +851,7 @@ export class ScoringService {
           return itemScores(
             spec,
             g.references.map((x) => x?.[spec.key]),
-            g.records[r]!.map((x) => x?.[spec.key] as NormalisedCell | undefined),
+            g.cells[r]!.get(spec.key)! as readonly (NormalisedCell | undefined)[],
             { similarity: g.similarity },
           );
         });
@@ -1208,22 +1209,20 @@ export class ScoringService {
     frame: DatasetFrame,
     recordSets: RecordRow[][],
     options: ResolvedStatsOptions,
+    runCells: readonly RunCells[] = [],
   ): Promise<{ similarity: SimilarityLookup; embedder: EmbedderId }> {
     if (!options.embeddingModelId) return { similarity: lexicalSimilarity(), embedder: lexicalEmbedderId() };
     if (!this.embedderResolver) throw badInput('No embedding provider is available');
     const embedder = await this.embedderResolver(options.embeddingModelId, principal);
     const texts = new Set<string>();
     const textKeys = frame.specs.filter((s) => s.type === 'FREE_TEXT' || s.type === 'LIST').map((s) => s.key);
-    for (const records of recordSets) {
-      for (const record of records) {
-        for (const key of textKeys) {
-          const cell = cellOf(record, key);
-          if (cell?.status !== 'VALUE') continue;
-          if (Array.isArray(cell.value)) for (const item of cell.value) texts.add(String(item));
-          else texts.add(String(cell.value));
-        }
-      }
-    }
+    const add = (cell: RecordCell | undefined) => {
+      if (cell?.status !== 'VALUE') return;
+      if (Array.isArray(cell.value)) for (const item of cell.value) texts.add(String(item));
+      else texts.add(String(cell.value));
+    };
+    for (const records of recordSets) for (const record of records) for (const key of textKeys) add(cellOf(record, key));
+    for (const cells of runCells) for (const key of textKeys) cells.get(key)?.forEach(add);
     const map = await this.cachedEmbeddings(embedder, [...texts]);
     return { similarity: similarityFromEmbeddings(map), embedder: embedder.id };
   }
@@ -1380,6 +1379,33 @@ export class ScoringService {
   }
 
   /**
+   * The runs' cells of every variable (RunCells), read as columns (loadRunSnapshot: the stored
+   * ones as stored, the others grouped from their predictions, and stored afterwards), a read
+   * slice of runs at a time.
+   */
+  private async runCells(frame: DatasetFrame, runs: readonly Run[]): Promise<RunCells[]> {
+    const byRun = new Map<string, RunCells>();
+    const snapshot = await loadRunSnapshot(
+      this.dataSource,
+      frame,
+      runs.map((r) => r.id),
+      frame.specs.map((spec) => spec.key),
+      () => true,
+      async (columns) => {
+        for (const [runId, runColumns] of columns) {
+          byRun.set(runId, new Map([...runColumns].map(([key, column]) => [key, decodeCells(column) as (RecordCell | undefined)[]])));
+        }
+        columns.clear();
+        await yieldToEventLoop();
+      },
+      runsPerSliceOf(frame.reportIds.length),
+    );
+    this.runItems.stats.predictionRowsRead += snapshot.rowsRead;
+    this.storeColumnsLater(runs, snapshot.unstored);
+    return runs.map((r) => byRun.get(r.id)!);
+  }
+
+  /**
    * Runs per grid slice of a computation over `runs` runs of `reports` reports: the slice of the
    * request thread (runsPerSliceOf), more on statistics threads (GridJobs.sliceRuns); exactly
    * `runsPerSlice` where the service was given it.
@@ -1405,9 +1431,8 @@ export class ScoringService {
     if (frame.reportIds.length === 0) throw badInput('The dataset has no reports');
     const reference = await this.referenceOf(frame, options);
     const references = await loadAnnotatorRecords(this.dataSource, frame, reference.id);
-    const recordMap = await loadRunRecords(this.dataSource, frame, runs.map((r) => r.id));
-    const records = runs.map((r) => recordMap.get(r.id)!);
-    const { similarity, embedder } = await this.similarityFor(principal, frame, [references, ...records], options);
+    const cells = await this.runCells(frame, runs);
+    const { similarity, embedder } = await this.similarityFor(principal, frame, [references], options, cells);
     const variableIndex = frame.specs.map((_, i) => i).filter((i) => references.some((r) => cellOf(r, frame.specs[i]!.key) !== undefined));
     const specs = variableIndex.map((i) => frame.specs[i]!);
     let grid: BootstrapGridResult | null = null;
@@ -1426,26 +1451,24 @@ export class ScoringService {
       let sliceStart = 0;
       let scored: GridRun[] = [];
       for (const [r, run] of runs.entries()) {
-        const runRecords = records[r]!;
         const items: Float64Array[] = [];
         for (const [v, spec] of specs.entries()) {
-          items.push(gridItemColumn(spec, referenceCells[v]!, runRecords, inputOptions));
+          items.push(gridItemScores(spec, referenceCells[v]!, cells[r]!.get(spec.key)!, inputOptions));
           await slices.pause();
         }
         scored.push({ id: run.id, items });
         if (scored.length < gridSlice && r < runs.length - 1) continue;
         const start = sliceStart;
         await grids.addSlice(gridVariables, scored, conditional, (i, column) => {
-          const key = gridVariables[column]!.key;
-          const sliceRecords = records[start + i]!;
-          return (report) => isValidCell(cellOf(sliceRecords[report], key));
+          const runColumn = cells[start + i]!.get(gridVariables[column]!.key)!;
+          return (report) => isValidCell(runColumn[report]);
         });
         sliceStart = r + 1;
         scored = [];
       }
       grid = await grids.all();
     }
-    return { frame, reference, references, runs, records, similarity, embedder, grid, variableIndex };
+    return { frame, reference, references, runs, cells, similarity, embedder, grid, variableIndex };
   }
 }
 
