@@ -29,9 +29,9 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  // Set once a signal asks the server to stop. The embedded PostgreSQL stops on the same signal
-  // (its library's exit hook; Ctrl-C also reaches its process group), so the connections it
-  // ends meanwhile, and its exit, are expected then.
+  // Set once a signal asks the server to stop. The server stops the embedded PostgreSQL last,
+  // but Ctrl-C in a terminal reaches it too (one process group), and it then shuts down at once:
+  // its clean exit and the connections it ends are expected then.
   let stopping = false;
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
@@ -43,8 +43,9 @@ async function main(): Promise<void> {
         database: 'reportql',
         onLog: (line) => logger.debug({ postgres: line }),
         // A supervisor (systemd, Docker, Kubernetes) restarts the whole server; readiness said it first.
+        handlesSignals: true,
         onUnexpectedExit: (code, signal) => {
-          if (stopping) return;
+          if (stopping && code === 0) return;
           logger.fatal({ code, signal }, 'the embedded PostgreSQL stopped unexpectedly: exiting so that a supervisor restarts the server');
           process.exit(1);
         },
@@ -69,7 +70,8 @@ async function main(): Promise<void> {
     corsOrigins: config.corsOrigins,
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
     onEventError: (error) => {
-      if (stopping) logger.debug({ err: error }, 'publishing an event failed while stopping');
+      const ended = embedded !== undefined && (error as { code?: unknown }).code === '57P01';
+      if (stopping && ended) logger.debug({ err: error }, 'publishing an event failed: the embedded PostgreSQL is stopping');
       else logger.warn({ err: error }, 'publishing an event failed');
     },
   });

