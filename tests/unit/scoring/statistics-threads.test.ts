@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { bootstrapGrid, bootstrapMultiplicities } from '../../../src/analytics/bootstrap';
 import { AnalyticsError } from '../../../src/analytics/errors';
@@ -6,7 +8,7 @@ import { kemeny } from '../../../src/analytics/kemeny';
 import { kemenyRankIntervals } from '../../../src/analytics/rank-intervals';
 import { InlineStatistics } from '../../../src/modules/scoring/statistics-engine';
 import { sharedMultiplicities, STATISTICS_THREAD_NICE } from '../../../src/modules/scoring/statistics-tasks';
-import { createStatisticsEngine, mapLimited, spawnStatisticsThread, ThreadedStatistics } from '../../../src/modules/scoring/statistics-threads';
+import { createStatisticsEngine, mapLimited, ThreadedStatistics } from '../../../src/modules/scoring/statistics-threads';
 
 function lcg(seed: number) {
   let s = seed >>> 0;
@@ -253,28 +255,78 @@ describe('statistics on worker threads', () => {
     }
   });
 
-  it('computes the same grid after a thread released its kernel, with its heap collected or not', async () => {
-    // Above 0 bytes held the thread always collects; below Infinity never.
-    for (const collectAboveBytes of [Infinity, 0]) {
+  /**
+   * The real thread entry with a collector that counts its calls in `counter` (the first of
+   * its Int32 entries) instead of collecting.
+   */
+  function countingCollector(counter: Int32Array): () => Worker {
+    const root = path.resolve(__dirname, '../../..');
+    return () =>
+      new Worker(
+        `const { workerData } = require('node:worker_threads');
+        const counter = new Int32Array(workerData.counter);
+        globalThis.gc = () => Atomics.add(counter, 0, 1);
+        require(workerData.register);
+        require(workerData.entry);`,
+        {
+          eval: true,
+          workerData: {
+            counter: counter.buffer,
+            register: path.join(root, 'scripts/ts-register.js'),
+            entry: path.join(root, 'src/modules/scoring/statistics-worker.ts'),
+          },
+        },
+      );
+  }
+
+  it('computes the same grid after a thread released its kernel, collecting its heap only when it holds much', async () => {
+    // Above 0 bytes held the thread collects; below Infinity only for a large kernel memory
+    // (20,000 reports × 1,000 resamples: 37 MB), not for a small one.
+    const cases = [
+      { collectAboveBytes: Infinity, reports: n, resamples: B, collections: 0 },
+      { collectAboveBytes: 0, reports: n, resamples: B, collections: 1 },
+      { collectAboveBytes: Infinity, reports: 20_000, resamples: 1000, collections: 1 },
+    ];
+    for (const { collectAboveBytes, reports, resamples, collections } of cases) {
       const received: unknown[] = [];
-      const engine = new ThreadedStatistics(1, { releaseMs: 10, collectAboveBytes, spawn: recorded(received, spawnStatisticsThread) });
+      const counter = new Int32Array(new SharedArrayBuffer(4));
+      const engine = new ThreadedStatistics(1, { releaseMs: 10, collectAboveBytes, spawn: recorded(received, countingCollector(counter)) });
       try {
-        const multiplicities = await engine.multiplicities(n, B, 9);
-        const first = await engine.grid(variables, runs, multiplicities, 0.95);
+        const few = [{ key: 'g', groups: Int32Array.from({ length: reports }, (_, i) => i % 3) }];
+        const one = [{ id: 'a', items: [Float64Array.from({ length: reports }, (_, i) => ((i * 7) % 5 === 0 ? 1 : 0))] }];
+        const multiplicities = await engine.multiplicities(reports, resamples, 9);
+        const first = await engine.grid(few, one, multiplicities, 0.95);
         while (!received.some(isRelease)) await new Promise((resolve) => setTimeout(resolve, 10));
-        const again = await engine.grid(variables, runs, multiplicities, 0.95);
+        const again = await engine.grid(few, one, multiplicities, 0.95);
         expect(received.filter(isRelease)).toEqual([{ release: true, collectAbove: collectAboveBytes }]);
-        // Threads started after the first statistics thread have the collector the release calls.
-        const probe = new Worker("require('node:worker_threads').parentPort.postMessage(typeof gc)", { eval: true });
-        expect(await new Promise((resolve) => probe.once('message', resolve))).toBe('function');
-        await probe.terminate();
+        // The release was handled before the second grid (one thread, messages in order).
+        expect({ reports, collectAboveBytes, collections: Atomics.load(counter, 0) }).toEqual({ reports, collectAboveBytes, collections });
         expect(engine.running).toBe(1);
         expect(bits(again.replicates)).toEqual(bits(first.replicates));
-        expect(bits(first.replicates)).toEqual(bits(bootstrapGrid({ variables, runs, multiplicities }).replicates));
+        expect(bits(first.replicates)).toEqual(bits(bootstrapGrid({ variables: few, runs: one, multiplicities }).replicates));
       } finally {
         await engine.close();
       }
     }
+  });
+
+  it('gives the threads it starts the heap collector their release calls', () => {
+    // In a new process, where nothing has set V8's flag yet: a thread started before the first
+    // statistics thread has no collector, one started after it has.
+    const script = `
+      const { Worker } = require('node:worker_threads');
+      const { spawnStatisticsThread } = require('./src/modules/scoring/statistics-threads.ts');
+      const probe = () => new Promise((resolve) => {
+        const w = new Worker("require('node:worker_threads').parentPort.postMessage(typeof gc)", { eval: true });
+        w.once('message', (m) => w.terminate().then(() => resolve(m)));
+      });
+      (async () => {
+        const before = await probe();
+        await spawnStatisticsThread().terminate();
+        console.log(before + ' ' + (await probe()));
+      })();`;
+    const output = execFileSync(process.execPath, ['-r', './scripts/ts-register.js', '-e', script], { cwd: path.resolve(__dirname, '../../..'), encoding: 'utf8' });
+    expect(output.trim()).toBe('undefined function');
   });
 
   it('fails what waits, with a message of its own, when no thread can start', async () => {
