@@ -1441,8 +1441,15 @@ export class ScoringService {
       const n = frame.reportIds.length;
       const grids = new GridJobs(this.statistics, await this.statistics.multiplicities(n, B, options.seed), options.confidence);
       const inputOptions = { similarity, collapsed: options.collapsed };
-      const referenceCells = specs.map((spec) => references.map((record) => cellOf(record, spec.key)));
-      const gridVariables = specs.map((spec, v) => gridVariable(spec, referenceCells[v]!, inputOptions));
+      // A variable at a time, pausing between: 20,000 reports × 16 variables of reference values.
+      const referenceCells: (RecordCell | undefined)[][] = [];
+      const gridVariables: GridVariable[] = [];
+      for (const spec of specs) {
+        const column = references.map((record) => cellOf(record, spec.key));
+        referenceCells.push(column);
+        gridVariables.push(gridVariable(spec, column, inputOptions));
+        await yieldToEventLoop();
+      }
       const conditional = bootstrap && options.scoring === ScoringMode.CONDITIONAL;
       const gridSlice = this.gridSliceRuns(grids, n, runs.length);
       // A run's item scores a variable at a time, with a turn of the event loop every

@@ -21,8 +21,8 @@ export interface StatisticsEngine {
    */
   gridParallelism(multiplicityEntries: number): number;
   /**
-   * Runs per grid slice of a computation over `runs` runs, at least `minimum` (the runs read
-   * and scored at a time). Each slice repeats some work per variable (grouping the reports,
+   * Runs per grid slice of a computation over `runs` runs, at least `minimum` (the slice of the
+   * request thread at the dataset's size, runsPerSliceOf). Each slice repeats some work per variable (grouping the reports,
    * the resamples' denominators), so engines that compute apart from the request thread take
    * fewer, larger slices; the request thread keeps slices short.
    */
