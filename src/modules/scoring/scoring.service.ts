@@ -1308,7 +1308,7 @@ export class ScoringService {
       gridVariables.push(gridVariable(spec, referenceCells[v]!, { collapsed: options.collapsed }));
       await yieldToEventLoop();
     }
-    const runsPerSlice = (this.runsPerSlice ?? runsPerSliceOf)(n);
+    const runsPerSlice = this.readSliceRuns(n);
     const grids = new GridJobs(this.statistics, await multiplicities!, options.confidence);
     // Each slice of runs is bootstrapped as soon as all its runs are scored (cached or read), on
     // the statistics threads while the next runs are read; runs are read runsPerSlice at a time,
@@ -1398,20 +1398,25 @@ export class ScoringService {
         columns.clear();
         await yieldToEventLoop();
       },
-      runsPerSliceOf(frame.reportIds.length),
+      this.readSliceRuns(frame.reportIds.length),
     );
     this.runItems.stats.predictionRowsRead += snapshot.rowsRead;
     this.storeColumnsLater(runs, snapshot.unstored);
     return runs.map((r) => byRun.get(r.id)!);
   }
 
+  /** Runs read (and scored on the request thread) at a time at `reports` reports. */
+  private readSliceRuns(reports: number): number {
+    return (this.runsPerSlice ?? runsPerSliceOf)(reports);
+  }
+
   /**
-   * Runs per grid slice of a computation over `runs` runs of `reports` reports: the slice of the
-   * request thread (runsPerSliceOf), more on statistics threads (GridJobs.sliceRuns); exactly
-   * `runsPerSlice` where the service was given it.
+   * Runs per grid slice of a computation over `runs` runs of `reports` reports: the runs read at
+   * a time, more on statistics threads (GridJobs.sliceRuns); exactly `runsPerSlice` where the
+   * service was given it.
    */
   private gridSliceRuns(grids: GridJobs, reports: number, runs: number): number {
-    const minimum = (this.runsPerSlice ?? runsPerSliceOf)(reports);
+    const minimum = this.readSliceRuns(reports);
     return this.runsPerSlice ? minimum : grids.sliceRuns(minimum, runs);
   }
 

@@ -21,10 +21,10 @@ export interface StatisticsEngine {
    */
   gridParallelism(multiplicityEntries: number): number;
   /**
-   * Runs per grid slice of a computation over `runs` runs, at least `minimum` (the slice of the
-   * request thread at the dataset's size, runsPerSliceOf). Each slice repeats some work per variable (grouping the reports,
-   * the resamples' denominators), so engines that compute apart from the request thread take
-   * fewer, larger slices; the request thread keeps slices short.
+   * Runs per grid slice of a computation over `runs` runs, at least `minimum` (the runs read at
+   * a time at the dataset's size). Each slice repeats some work per variable (grouping the
+   * reports, the resamples' denominators), so engines that compute apart from the request
+   * thread take fewer, larger slices; the request thread keeps slices short.
    */
   gridSliceRuns(minimum: number, runs: number, multiplicityEntries: number): number;
   /** bootstrapMultiplicities(n, resamples, seed), in memory every grid call of the engine reads. */

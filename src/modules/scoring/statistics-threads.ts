@@ -62,14 +62,15 @@ interface Thread {
 const RANK_PARTS_PER_THREAD = 4;
 /**
  * A thread idle this long drops the kernel instance it keeps between tasks, collects its heap
- * when it holds more than COLLECT_HELD_BYTES, and stays with its compiled code: V8 optimises
- * the statistics over the first two or three computations of a thread, and a cold 90-run
- * leaderboard on new threads took about twice as long (bench/RESULTS.md).
+ * when that kernel was large or it holds more than COLLECT_HELD_BYTES (statistics-worker.ts),
+ * and stays with its compiled code: V8 optimises the statistics over the first two or three
+ * computations of a thread, and a cold 90-run leaderboard on new threads took about twice as
+ * long (bench/RESULTS.md).
  */
 const RELEASE_IDLE_MS = 5_000;
 /**
  * A thread that holds more than this when it goes idle (heap objects and the memory they reach:
- * statistics-worker.ts) collects its heap, as does one that drops a large kernel memory. Held per thread after the tasks of a cold
+ * statistics-worker.ts) collects its heap. Held per thread after the tasks of a cold
  * leaderboard, measured: 30–35 MB at 90 runs × 1,252 reports, 38–64 MB at 270, 90–128 MB at 30
  * runs × 20,000 reports. A full collection also drops much of what V8 learnt while optimising
  * the statistics (a cold 90-run leaderboard after one took 0.6–0.7 s instead of 0.4–0.5 s), so
@@ -303,10 +304,11 @@ export class ThreadedStatistics implements StatisticsEngine {
     clearTimers(thread);
     if (!this.threads.includes(thread)) return;
     this.idle.push(thread);
+    // A task given to the thread, or its end, clears this timer (clearTimers).
     thread.releaseTimer = setTimeout(() => {
       thread.releaseTimer = null;
       const release: ReleaseMessage = { release: true, collectAbove: this.collectAboveBytes };
-      if (thread.job === null && this.threads.includes(thread)) thread.worker.postMessage(release);
+      thread.worker.postMessage(release);
     }, this.releaseMs);
     thread.releaseTimer.unref();
     thread.idleTimer = setTimeout(() => {

@@ -1,6 +1,6 @@
 /**
  * Entry of a statistics thread (statistics-threads.ts): answers each task message with its
- * result or its failure, one at a time. A release message (RELEASE_MESSAGE) gets no answer:
+ * result or its failure, one at a time. A release message (ReleaseMessage) gets no answer:
  * the thread drops the kernel memory it keeps between tasks and stays, with its compiled code;
  * it also collects its heap when that kernel memory was COLLECT_KERNEL_BYTES or more, or when
  * it holds more than the message's `collectAbove` bytes.
