@@ -8,12 +8,13 @@ import type { Model } from '../endpoint/model.entity';
 import type { Run } from '../run/run.entity';
 import type { ReasoningMode, RunSelector, StratumInput } from './comparison.types';
 import { RunAttribute } from './comparison.types';
-import type { DatasetFrame, RecordRow, RunCells } from './scoring-data';
+import type { DatasetFrame, RunCells } from './scoring-data';
 
 /** What the observation tables need of a dataset grid. */
 export interface ObservationSource {
   frame: DatasetFrame;
-  references: RecordRow[];
+  /** The reference cells of each grid variable (variableIndex order), in report order. */
+  referenceCells: readonly (RecordCell | undefined)[][];
   runs: Run[];
   cells: RunCells[];
   similarity: SimilarityLookup;
@@ -39,7 +40,7 @@ export function unitObservations(g: ObservationSource): UnitObservations {
     const columns = specs.map((spec) => g.cells[r]!.get(spec.key)!);
     items.push(
       specs.map((spec, v) =>
-        itemScores(spec, g.references.map((x) => x?.[spec.key]), columns[v]! as readonly (NormalisedCell | undefined)[], { similarity: g.similarity }),
+        itemScores(spec, g.referenceCells[v]!, columns[v]! as readonly (NormalisedCell | undefined)[], { similarity: g.similarity }),
       ),
     );
     valid.push(columns.map((column) => Uint8Array.from(column, (cell) => (answerOf(cell).status === 'INVALID' ? 0 : 1))));

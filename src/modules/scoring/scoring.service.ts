@@ -196,6 +196,8 @@ export interface DatasetGrid {
   frame: DatasetFrame;
   reference: Annotator;
   references: RecordRow[];
+  /** The reference cells of each grid variable (variableIndex order), in report order. */
+  referenceCells: (RecordCell | undefined)[][];
   runs: Run[];
   /** Each run's cells by variable key, in report order (see RunCells). */
   cells: RunCells[];
@@ -378,7 +380,7 @@ export class ScoringService {
     let nTotal = 0;
     g.variableIndex.forEach((vi, column) => {
       const spec = g.frame.specs[vi]!;
-      const refs = g.references.map((x) => x?.[spec.key]);
+      const refs = g.referenceCells[column]!;
       const preds = cells.get(spec.key)! as readonly (NormalisedCell | undefined)[];
       const detail = scoreVariable(spec, refs, preds, { similarity: g.similarity, embedder: g.embedder });
       for (const [category, count] of Object.entries(detail.invalid)) invalidTotals[category] = (invalidTotals[category] ?? 0) + count;
@@ -846,11 +848,11 @@ export class ScoringService {
       const model: string[] = [];
       const strategy: string[] = [];
       g.runs.forEach((run, r) => {
-        const items = g.variableIndex.map((vi) => {
+        const items = g.variableIndex.map((vi, column) => {
           const spec = g.frame.specs[vi]!;
           return itemScores(
             spec,
-            g.references.map((x) => x?.[spec.key]),
+            g.referenceCells[column]!,
             g.cells[r]!.get(spec.key)! as readonly (NormalisedCell | undefined)[],
             { similarity: g.similarity },
           );
@@ -1440,21 +1442,21 @@ export class ScoringService {
     const { similarity, embedder } = await this.similarityFor(principal, frame, [references], options, cells);
     const variableIndex = frame.specs.map((_, i) => i).filter((i) => references.some((r) => cellOf(r, frame.specs[i]!.key) !== undefined));
     const specs = variableIndex.map((i) => frame.specs[i]!);
+    const inputOptions = { similarity, collapsed: options.collapsed };
+    // A variable at a time, pausing between: 20,000 reports × 16 variables of reference values.
+    const referenceCells: (RecordCell | undefined)[][] = [];
+    const gridVariables: GridVariable[] = [];
+    for (const spec of specs) {
+      const column = references.map((record) => cellOf(record, spec.key));
+      referenceCells.push(column);
+      gridVariables.push(gridVariable(spec, column, inputOptions));
+      await yieldToEventLoop();
+    }
     let grid: BootstrapGridResult | null = null;
     if (runs.length > 0 && specs.length > 0) {
       const B = Math.max(options.resamples, 1);
       const n = frame.reportIds.length;
       const grids = new GridJobs(this.statistics, await this.statistics.multiplicities(n, B, options.seed), options.confidence);
-      const inputOptions = { similarity, collapsed: options.collapsed };
-      // A variable at a time, pausing between: 20,000 reports × 16 variables of reference values.
-      const referenceCells: (RecordCell | undefined)[][] = [];
-      const gridVariables: GridVariable[] = [];
-      for (const spec of specs) {
-        const column = references.map((record) => cellOf(record, spec.key));
-        referenceCells.push(column);
-        gridVariables.push(gridVariable(spec, column, inputOptions));
-        await yieldToEventLoop();
-      }
       const conditional = bootstrap && options.scoring === ScoringMode.CONDITIONAL;
       const gridSlice = this.gridSliceRuns(grids, n, runs.length);
       // A run's item scores a variable at a time, with a turn of the event loop every
@@ -1480,7 +1482,7 @@ export class ScoringService {
       }
       grid = await grids.all();
     }
-    return { frame, reference, references, runs, cells, similarity, embedder, grid, variableIndex };
+    return { frame, reference, references, referenceCells, runs, cells, similarity, embedder, grid, variableIndex };
   }
 }
 
