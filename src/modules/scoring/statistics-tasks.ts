@@ -91,11 +91,15 @@ export function runStatisticsTask(task: StatisticsTask): { result: StatisticsTas
       return { result: kemeny(task.scores, task.options), transfer: [] };
     case 'rankIntervals': {
       const { candidates: K, voters: V, replicates: B, from, to } = task;
+      // The options as one literal of fixed shape: spread from the posted (deserialised) object,
+      // they took a different hidden class per task, and V8 dropped kemenyRankIntervals'
+      // optimised code at its first read of them ("wrong map") again and again (bench/RESULTS.md).
+      const { level, names, pointOrder } = task.options;
       // A view starting at replicate `from` with the full strides: replicate b of the view is
       // replicate from + b of the data. Each replicate's ranks depend on its own scores only.
       const result = kemenyRankIntervals(
         { data: task.data.subarray(from), candidates: K, voters: V, replicates: to - from, strides: { candidate: V * B, voter: B, replicate: 1 } },
-        { ...task.options, macro: { data: task.macro.subarray(from), strides: { candidate: B, replicate: 1 } } },
+        { level, names, pointOrder, macro: { data: task.macro.subarray(from), strides: { candidate: B, replicate: 1 } } },
       );
       return { result: { ranks: result.ranks }, transfer: [result.ranks.buffer as ArrayBuffer] };
     }
