@@ -17,10 +17,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootstrapGrid, bootstrapMultiplicities, percentileInterval } from '../../src/analytics/bootstrap';
-import type { BootstrapGridResult, GridRun, GridVariable } from '../../src/analytics/bootstrap';
+import type { GridRun, GridVariable } from '../../src/analytics/bootstrap';
 import { REAL_TILE } from '../../src/analytics/bootstrap-kernel-wasm';
-import { concatGrids } from '../../src/modules/scoring/chunked';
 import { ThreadedStatistics } from '../../src/modules/scoring/statistics-threads';
+import { threadedGrid } from '../support/threaded-grid';
 
 const N = 1252;
 const R = 90;
@@ -114,14 +114,6 @@ function sliceRuns(engine: ThreadedStatistics): number {
   return forced > 0 ? forced : engine.gridSliceRuns(READ_SLICE, R, N * B);
 }
 
-/** The grid as the server computes it on the statistics threads: slices of `slice` runs, `threads` at a time. */
-async function threadedGrid(engine: ThreadedStatistics, variables: GridVariable[], runs: GridRun[], slice: number): Promise<BootstrapGridResult> {
-  const multiplicities = await engine.multiplicities(N, B, SEED);
-  const slices = Array.from({ length: Math.ceil(R / slice) }, (_, i) => runs.slice(i * slice, (i + 1) * slice));
-  const parts = await Promise.all(slices.map((slice) => engine.grid(variables, slice, multiplicities, 0.95)));
-  return concatGrids(parts, (length) => engine.float64(length));
-}
-
 async function main(): Promise<void> {
   const repeats = arg('--repeats', 3);
   const threads = arg('--threads', 2);
@@ -146,10 +138,10 @@ async function main(): Promise<void> {
     const engine = new ThreadedStatistics(threads);
     slice = sliceRuns(engine);
     try {
-      await threadedGrid(engine, variables, runs, slice); // warm-up: threads started, kernels compiled
+      await threadedGrid(engine, variables, runs, { reports: N, resamples: B, seed: SEED, slice }); // warm-up: threads started, kernels compiled
       for (let k = 0; k < repeats; k++) {
         const t0 = process.hrtime.bigint();
-        const g = await threadedGrid(engine, variables, runs, slice);
+        const g = await threadedGrid(engine, variables, runs, { reports: N, resamples: B, seed: SEED, slice });
         threadedTimes.push(Number(process.hrtime.bigint() - t0) / 1e9);
         threadedIdentical &&=
           Buffer.compare(Buffer.from(new Uint8Array(g.replicates.buffer)), Buffer.from(result.replicates.buffer)) === 0 &&

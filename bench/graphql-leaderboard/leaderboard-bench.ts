@@ -13,6 +13,14 @@
  * `--threads N` sets the server's ANALYTICS_THREADS (default: one per core, at most 4; 0 computes
  * on the request thread, in slices).
  *
+ * `--warm-up N` first asks N cold leaderboards that are not timed, as a server that has computed
+ * other leaderboards before would have (V8 optimises the statistics over the first several).
+ *
+ * `--grid N` then times the bootstrap grid alone, N times after one untimed call, on data of the
+ * same make (bench/kemeny/leaderboard-data.ts: as many runs, 1,252 reports, the same variables,
+ * skills and missing answers; B = 1000): on this process's thread (bootstrapGrid) and on the
+ * server's statistics threads in the server's slices, with the cold leaderboard's ratio to each.
+ *
  * `--after-idle N` then asks N more cold leaderboards, each after the server has been idle for
  * 6 s: longer than a statistics thread waits before giving back its memory (5 s), as a user
  * asking minutes after the last computation finds it.
@@ -27,13 +35,18 @@
  * (sampled every 20 ms from /proc during the request, and its high-water mark); then, after
  * 6 s idle, its RSS and one more cold request.
  *
- *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3] [--threads N] [--after-idle N] [--run-scores N] [--fresh-servers N]
+ *   npm run build && node dist/bench/graphql-leaderboard/leaderboard-bench.js [--repeats 3] [--runs 90] [--reports 1252] [--landings 3] [--threads N] [--warm-up N] [--grid N] [--after-idle N] [--run-scores N] [--fresh-servers N]
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { bootstrapGrid } from '../../src/analytics/bootstrap';
+import { REAL_TILE } from '../../src/analytics/bootstrap-kernel-wasm';
+import type { StatisticsEngine } from '../../src/modules/scoring/statistics-engine';
+import { LEADERBOARD_REPORTS, leaderboardGridInput } from '../kemeny/leaderboard-data';
 import { argument, BENCH_SECRET_KEY, lcg, startBenchServer, type BenchServer } from '../support/bench-server';
+import { threadedGrid } from '../support/threaded-grid';
 
 const CATEGORICAL = 12;
 const NUMERIC = 4;
@@ -126,6 +139,14 @@ async function main(): Promise<void> {
     const startRss: number[] = [];
     // Where the server keeps item scores per run, cold means those are gone too.
     const clearRunCache = () => (server.services.scoring as { runItems?: { clear(): void } }).runItems?.clear();
+    const warmUp: number[] = [];
+    for (let i = 0; i < argument('warm-up', 0); i++) {
+      clearRunCache();
+      const started = process.hrtime.bigint();
+      await gql(query, { u: useCase, d: dataset, seed: 5000 + i });
+      warmUp.push(Number(process.hrtime.bigint() - started) / 1e6);
+    }
+    if (warmUp.length > 0) process.stdout.write(`untimed warm-up: ${warmUp.length} cold leaderboards (${warmUp.map((x) => x.toFixed(0)).join(', ')} ms)\n`);
     for (let i = 0; i < repeats; i++) {
       // A new seed is a new computation: nothing of it is cached.
       clearRunCache();
@@ -177,6 +198,36 @@ async function main(): Promise<void> {
     if (landings > 0) {
       process.stdout.write(`import of one more run: median ${median(landedImport).toFixed(0)} ms (runs ${landedImport.map((x) => x.toFixed(0)).join(', ')})\n`);
       process.stdout.write(`leaderboard after one more run lands: median ${median(landed).toFixed(0)} ms (runs ${landed.map((x) => x.toFixed(0)).join(', ')})\n`);
+    }
+    const gridRepeats = argument('grid', 0);
+    if (gridRepeats > 0) {
+      if (REPORTS !== LEADERBOARD_REPORTS) throw new Error(`--grid needs --reports ${LEADERBOARD_REPORTS}`);
+      const { variables, runs } = leaderboardGridInput(RUNS);
+      const engine = (server.services.scoring as unknown as { statistics: StatisticsEngine }).statistics;
+      // The server's slices at 1,252 reports: runs read 2 · REAL_TILE at a time (scoring.service.ts), more per slice on threads.
+      const slice = engine.gridSliceRuns(2 * REAL_TILE, RUNS, REPORTS * 1000);
+      const timed = async (compute: () => unknown) => {
+        await compute();
+        const times: number[] = [];
+        for (let i = 0; i < gridRepeats; i++) {
+          const started = process.hrtime.bigint();
+          await compute();
+          times.push(Number(process.hrtime.bigint() - started) / 1e6);
+        }
+        return times;
+      };
+      const oneThread = await timed(() => bootstrapGrid({ variables, runs, resamples: 1000, seed: 42 }));
+      const onThreads = await timed(() => threadedGrid(engine, variables, runs, { reports: REPORTS, resamples: 1000, seed: 42, slice }));
+      const coldMedian = median(cold);
+      for (const [label, times] of [
+        ['on one thread (bootstrapGrid)', oneThread],
+        [`on the server's statistics threads (slices of ${slice} runs)`, onThreads],
+      ] as const) {
+        process.stdout.write(
+          `grid alone ${label}: median ${median(times).toFixed(0)} ms (runs ${times.map((x) => x.toFixed(0)).join(', ')}); ` +
+            `cold leaderboard / grid ${(coldMedian / median(times)).toFixed(2)}\n`,
+        );
+      }
     }
     const afterIdle = argument('after-idle', 0);
     if (afterIdle > 0) {

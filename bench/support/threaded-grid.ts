@@ -1,0 +1,22 @@
+/**
+ * The bootstrap grid as the server computes it on its statistics engine: the multiplicities drawn
+ * by the engine, the runs in slices of `slice`, every slice handed over at once (the engine runs
+ * as many at a time as it has threads), the parts put together. Equal bit for bit to one
+ * bootstrapGrid call on the same runs and seed.
+ */
+import type { BootstrapGridResult, GridRun, GridVariable } from '../../src/analytics/bootstrap';
+import { concatGrids } from '../../src/modules/scoring/chunked';
+import type { StatisticsEngine } from '../../src/modules/scoring/statistics-engine';
+
+export async function threadedGrid(
+  engine: StatisticsEngine,
+  variables: GridVariable[],
+  runs: GridRun[],
+  options: { reports: number; resamples: number; seed: number; slice: number; confidence?: number },
+): Promise<BootstrapGridResult> {
+  const { reports, resamples, seed, slice } = options;
+  const multiplicities = await engine.multiplicities(reports, resamples, seed);
+  const slices = Array.from({ length: Math.ceil(runs.length / slice) }, (_, i) => runs.slice(i * slice, (i + 1) * slice));
+  const parts = await Promise.all(slices.map((part) => engine.grid(variables, part, multiplicities, options.confidence ?? 0.95)));
+  return concatGrids(parts, (length) => engine.float64(length));
+}
