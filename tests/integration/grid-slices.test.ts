@@ -1,8 +1,19 @@
 import type { Principal } from '../../src/modules/api-key/principal';
 import { Run } from '../../src/modules/run/run.entity';
+import { UseCase } from '../../src/modules/use-case/use-case.entity';
 import { ScoringService } from '../../src/modules/scoring/scoring.service';
 import { ThreadedStatistics } from '../../src/modules/scoring/statistics-threads';
-import { createLoadedDataset, createProject, importAnnotations, importPredictions, rowId, STANDARD_REFERENCE, standardPredictions } from '../support/graphql-fixtures';
+import {
+  createDataset,
+  createLoadedDataset,
+  createProject,
+  importAnnotations,
+  importPredictions,
+  importReports,
+  rowId,
+  STANDARD_REFERENCE,
+  standardPredictions,
+} from '../support/graphql-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -14,13 +25,16 @@ import { startTestApp, type TestApp } from '../support/test-app';
 describe('grid slices of the records path', () => {
   let t: TestApp;
   let datasetId: string;
+  let useCaseId: string;
   const admin: Principal = { keyId: 'test', projectId: null, role: null, serverAdmin: true };
   const RUNS = 62;
 
   beforeAll(async () => {
     t = await startTestApp();
     const project = await createProject(t, 'grid slices');
-    datasetId = (await createLoadedDataset(t, project.id)).datasetId;
+    const loaded = await createLoadedDataset(t, project.id);
+    datasetId = loaded.datasetId;
+    useCaseId = loaded.useCase.id;
     await importAnnotations(t, datasetId, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true });
     let state = 7;
     const grade = () => {
@@ -30,7 +44,14 @@ describe('grid slices of the records path', () => {
     };
     for (let r = 0; r < RUNS; r++) {
       const grades = Array.from({ length: 5 }, grade);
-      await importPredictions(t, datasetId, { format: 'JSONL', layout: 'JSON_COLUMN', modelName: `model-${r}`, content: standardPredictions(grades) });
+      // Two strategies per model, crossed (variance partitioning below).
+      await importPredictions(t, datasetId, {
+        format: 'JSONL',
+        layout: 'JSON_COLUMN',
+        modelName: `model-${r >> 1}`,
+        strategy: r % 2 === 0 ? 'ZERO_SHOT' : 'FEW_SHOT',
+        content: standardPredictions(grades),
+      });
     }
   });
   afterAll(() => t.close());
@@ -66,5 +87,53 @@ describe('grid slices of the records path', () => {
       await threaded.close();
       await oneByOne.close();
     }
+  });
+
+  it('partitions the variance of the same runs without drawing resamples or computing a grid', async () => {
+    const engine = new ThreadedStatistics(1);
+    const asked: string[] = [];
+    const grid = engine.grid.bind(engine);
+    const multiplicities = engine.multiplicities.bind(engine);
+    engine.grid = (...args) => {
+      asked.push('grid');
+      return grid(...args);
+    };
+    engine.multiplicities = (...args) => {
+      asked.push('multiplicities');
+      return multiplicities(...args);
+    };
+    const service = new ScoringService(t.dataSource, null, { statistics: engine });
+    try {
+      const useCase = await t.dataSource.getRepository(UseCase).findOneByOrFail({ id: rowId(useCaseId) });
+      const variance = await service.varianceDecomposition(admin, useCase, rowId(datasetId));
+      // Every run's five reports, each with a reference value: one observation each.
+      expect(variance.observations).toBe(RUNS * 5);
+      expect(variance.components.map((c) => [c.name, c.levelCount])).toEqual([
+        ['model', RUNS / 2],
+        ['strategy', 2],
+      ]);
+      expect(variance.warnings).toEqual([]);
+      expect(asked).toEqual([]);
+      // The same engine still bootstraps when asked for scores.
+      const [scores] = await service.runScoresMany(admin, [(await t.dataSource.getRepository(Run).findOneByOrFail({ datasetId: rowId(datasetId) }))], service.resolveOptions({ resamples: 50, seed: 1 } as never));
+      expect(scores).not.toBeInstanceOf(Error);
+      expect(asked).toEqual(['multiplicities', 'grid']);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('says how many models and strategies a dataset has when variance partitioning needs more', async () => {
+    const oneStrategy = await createDataset(t, useCaseId, 'one strategy');
+    await importReports(t, oneStrategy);
+    await importAnnotations(t, oneStrategy, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true });
+    for (const modelName of ['model-a', 'model-b']) {
+      await importPredictions(t, oneStrategy, { format: 'JSONL', layout: 'JSON_COLUMN', modelName, strategy: 'ZERO_SHOT', content: standardPredictions(['G1', 'G2', 'G3', 'G1', 'G2']) });
+    }
+    const result = await t.gql('query($u: ID!, $d: ID!) { node(id: $u) { ... on UseCase { varianceDecomposition(datasetId: $d) { observations } } } }', { u: useCaseId, d: oneStrategy });
+    expect(result.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect(result.errors?.[0]?.message).toBe(
+      'Variance partitioning needs scored runs of at least two models and at least two prompting strategies on this dataset; it has 2 models and 1 strategy',
+    );
   });
 });

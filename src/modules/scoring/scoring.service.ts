@@ -203,7 +203,7 @@ export interface DatasetGrid {
   cells: RunCells[];
   similarity: SimilarityLookup;
   embedder: EmbedderId;
-  /** Effective or conditional grid, per the options; null when there are no runs. */
+  /** Effective or conditional grid, per the options; null without runs or variables, or when not asked for. */
   grid: BootstrapGridResult | null;
   /** Index of each grid variable in frame.variables (variables without any reference are left out). */
   variableIndex: number[];
@@ -865,8 +865,13 @@ export class ScoringService {
           strategy.push(run.strategy);
         });
       });
-      if (new Set(model).size < 2 && new Set(strategy).size < 2) {
-        throw badInput('Variance partitioning needs runs of at least two models or two strategies on this dataset');
+      // Crossed random intercepts for model and for strategy (docs/scoring.md §8): each needs two levels.
+      const models = new Set(model).size;
+      const strategies = new Set(strategy).size;
+      if (models < 2 || strategies < 2) {
+        throw badInput(
+          `Variance partitioning needs scored runs of at least two models and at least two prompting strategies on this dataset; it has ${models} model${models === 1 ? '' : 's'} and ${strategies} strateg${strategies === 1 ? 'y' : 'ies'}`,
+        );
       }
       const warnings: string[] = [];
       const strategiesOf = new Map<string, Set<string>>();
@@ -1425,7 +1430,8 @@ export class ScoringService {
   /**
    * Loads the dataset, its reference and the runs' predictions, and bootstraps them on the
    * dataset's shared resamples (paired across runs). CONDITIONAL scoring bootstraps each run on
-   * its valid predictions only.
+   * its valid predictions only. Without `bootstrap` the grid is left out (null): for callers
+   * that read the cells only.
    */
   private async datasetGrid(
     principal: Principal,
@@ -1449,15 +1455,15 @@ export class ScoringService {
     for (const spec of specs) {
       const column = references.map((record) => cellOf(record, spec.key));
       referenceCells.push(column);
-      gridVariables.push(gridVariable(spec, column, inputOptions));
+      if (bootstrap) gridVariables.push(gridVariable(spec, column, inputOptions));
       await yieldToEventLoop();
     }
     let grid: BootstrapGridResult | null = null;
-    if (runs.length > 0 && specs.length > 0) {
+    if (bootstrap && runs.length > 0 && specs.length > 0) {
       const B = Math.max(options.resamples, 1);
       const n = frame.reportIds.length;
       const grids = new GridJobs(this.statistics, await this.statistics.multiplicities(n, B, options.seed), options.confidence);
-      const conditional = bootstrap && options.scoring === ScoringMode.CONDITIONAL;
+      const conditional = options.scoring === ScoringMode.CONDITIONAL;
       const gridSlice = this.gridSliceRuns(grids, n, runs.length);
       // A run's item scores a variable at a time, with a turn of the event loop every
       // SCORING_SLICE_MS, and a grid slice handed to the engine as soon as its runs are scored.
