@@ -16,10 +16,12 @@
  * `--warm-up N` first asks N cold leaderboards that are not timed, as a server that has computed
  * other leaderboards before would have (V8 optimises the statistics over the first several).
  *
- * `--grid N` then times the bootstrap grid alone, N times after one untimed call, on data of the
+ * `--grid N` last times the bootstrap grid alone, N times after one untimed call, on data of the
  * same make (bench/kemeny/leaderboard-data.ts: as many runs, 1,252 reports, the same variables,
  * skills and missing answers; B = 1000): on this process's thread (bootstrapGrid) and on the
- * server's statistics threads in the server's slices, with the cold leaderboard's ratio to each.
+ * server's statistics engine in the server's slices, with the cold leaderboard's ratio to each.
+ * The grid alone gets its item scores ready-made: it leaves out what the leaderboard spends
+ * reading and scoring the runs, and the copy of the scores into shared memory.
  *
  * `--after-idle N` then asks N more cold leaderboards, each after the server has been idle for
  * 6 s: longer than a statistics thread waits before giving back its memory (5 s), as a user
@@ -199,36 +201,6 @@ async function main(): Promise<void> {
       process.stdout.write(`import of one more run: median ${median(landedImport).toFixed(0)} ms (runs ${landedImport.map((x) => x.toFixed(0)).join(', ')})\n`);
       process.stdout.write(`leaderboard after one more run lands: median ${median(landed).toFixed(0)} ms (runs ${landed.map((x) => x.toFixed(0)).join(', ')})\n`);
     }
-    const gridRepeats = argument('grid', 0);
-    if (gridRepeats > 0) {
-      if (REPORTS !== LEADERBOARD_REPORTS) throw new Error(`--grid needs --reports ${LEADERBOARD_REPORTS}`);
-      const { variables, runs } = leaderboardGridInput(RUNS);
-      const engine = (server.services.scoring as unknown as { statistics: StatisticsEngine }).statistics;
-      // The server's slices at 1,252 reports: runs read 2 · REAL_TILE at a time (scoring.service.ts), more per slice on threads.
-      const slice = engine.gridSliceRuns(2 * REAL_TILE, RUNS, REPORTS * 1000);
-      const timed = async (compute: () => unknown) => {
-        await compute();
-        const times: number[] = [];
-        for (let i = 0; i < gridRepeats; i++) {
-          const started = process.hrtime.bigint();
-          await compute();
-          times.push(Number(process.hrtime.bigint() - started) / 1e6);
-        }
-        return times;
-      };
-      const oneThread = await timed(() => bootstrapGrid({ variables, runs, resamples: 1000, seed: 42 }));
-      const onThreads = await timed(() => threadedGrid(engine, variables, runs, { reports: REPORTS, resamples: 1000, seed: 42, slice }));
-      const coldMedian = median(cold);
-      for (const [label, times] of [
-        ['on one thread (bootstrapGrid)', oneThread],
-        [`on the server's statistics threads (slices of ${slice} runs)`, onThreads],
-      ] as const) {
-        process.stdout.write(
-          `grid alone ${label}: median ${median(times).toFixed(0)} ms (runs ${times.map((x) => x.toFixed(0)).join(', ')}); ` +
-            `cold leaderboard / grid ${(coldMedian / median(times)).toFixed(2)}\n`,
-        );
-      }
-    }
     const afterIdle = argument('after-idle', 0);
     if (afterIdle > 0) {
       const idleCold: number[] = [];
@@ -278,6 +250,36 @@ async function main(): Promise<void> {
           `peak during it ${list((f) => f.peakRss)} MB, high-water mark ${list((f) => f.hwm)} MB; ` +
           `after 6 s idle RSS ${list((f) => f.idleRss)} MB and another cold request ${list((f) => f.afterIdleMs)} ms\n`,
       );
+    }
+    const gridRepeats = argument('grid', 0);
+    if (gridRepeats > 0) {
+      if (REPORTS !== LEADERBOARD_REPORTS) throw new Error(`--grid needs --reports ${LEADERBOARD_REPORTS}`);
+      const { variables, runs } = leaderboardGridInput(RUNS);
+      const engine = (server.services.scoring as unknown as { statistics: StatisticsEngine }).statistics;
+      // The server's slices at 1,252 reports: runs read 2 · REAL_TILE at a time (scoring.service.ts), more per slice on threads.
+      const slice = engine.gridSliceRuns(2 * REAL_TILE, RUNS, REPORTS * 1000);
+      const timed = async (compute: () => unknown) => {
+        await compute();
+        const times: number[] = [];
+        for (let i = 0; i < gridRepeats; i++) {
+          const started = process.hrtime.bigint();
+          await compute();
+          times.push(Number(process.hrtime.bigint() - started) / 1e6);
+        }
+        return times;
+      };
+      const oneThread = await timed(() => bootstrapGrid({ variables, runs, resamples: 1000, seed: 42 }));
+      const onThreads = await timed(() => threadedGrid(engine, variables, runs, { reports: REPORTS, resamples: 1000, seed: 42, slice }));
+      const coldMedian = median(cold);
+      for (const [label, times] of [
+        ['on one thread (bootstrapGrid)', oneThread],
+        [`on the server's statistics engine (${threads === 0 ? 'request thread' : 'statistics threads'}, slices of ${slice} runs)`, onThreads],
+      ] as const) {
+        process.stdout.write(
+          `grid alone ${label}: median ${median(times).toFixed(0)} ms (runs ${times.map((x) => x.toFixed(0)).join(', ')}); ` +
+            `cold leaderboard / grid ${(coldMedian / median(times)).toFixed(2)}\n`,
+        );
+      }
     }
   } finally {
     await server.close();

@@ -1,8 +1,9 @@
 /**
  * The bootstrap grid as the server computes it on its statistics engine: the multiplicities drawn
- * by the engine, the runs in slices of `slice`, every slice handed over at once (the engine runs
- * as many at a time as it has threads), the parts put together. Equal bit for bit to one
- * bootstrapGrid call on the same runs and seed.
+ * by the engine, the runs in slices of `slice`, every slice handed over at once (the engine
+ * queues them; the server holds back slices only where the kernels' memory would exceed its
+ * limit, which is far above the paper's size), the parts put together. Equal bit for bit to one
+ * bootstrapGrid call on the same runs and seed (grid-bench.ts checks it).
  */
 import type { BootstrapGridResult, GridRun, GridVariable } from '../../src/analytics/bootstrap';
 import { concatGrids } from '../../src/modules/scoring/chunked';

@@ -10,6 +10,8 @@ import {
   importAnnotations,
   importPredictions,
   importReports,
+  REPORT_TEXTS,
+  reportsJsonl,
   rowId,
   STANDARD_REFERENCE,
   standardPredictions,
@@ -123,17 +125,39 @@ describe('grid slices of the records path', () => {
     }
   });
 
-  it('says how many models and strategies a dataset has when variance partitioning needs more', async () => {
-    const oneStrategy = await createDataset(t, useCaseId, 'one strategy');
-    await importReports(t, oneStrategy);
-    await importAnnotations(t, oneStrategy, 'Consensus', 'CSV', STANDARD_REFERENCE, { isReference: true });
-    for (const modelName of ['model-a', 'model-b']) {
-      await importPredictions(t, oneStrategy, { format: 'JSONL', layout: 'JSON_COLUMN', modelName, strategy: 'ZERO_SHOT', content: standardPredictions(['G1', 'G2', 'G3', 'G1', 'G2']) });
+  // Crossed random intercepts for model and strategy need two levels of each, and a fit needs
+  // scores that vary: each case is a new dataset of the same use case.
+  const PREDICTION = ['G1', 'G2', 'G3', 'G1', 'G2'];
+  it.each([
+    {
+      name: 'two models, one strategy',
+      runs: [['model-a', 'ZERO_SHOT', PREDICTION], ['model-b', 'ZERO_SHOT', PREDICTION]],
+      reports: 5,
+      message: 'Variance partitioning needs scored runs of at least two models and at least two prompting strategies on this dataset; it has 2 models and 1 strategy',
+    },
+    {
+      name: 'one model, two strategies',
+      runs: [['model-a', 'ZERO_SHOT', PREDICTION], ['model-a', 'FEW_SHOT', PREDICTION]],
+      reports: 5,
+      message: 'Variance partitioning needs scored runs of at least two models and at least two prompting strategies on this dataset; it has 1 model and 2 strategies',
+    },
+    {
+      name: 'one report',
+      runs: [['model-a', 'ZERO_SHOT', PREDICTION], ['model-b', 'FEW_SHOT', PREDICTION]],
+      reports: 1,
+      message: 'Variance partitioning needs at least three per-report scores on this dataset; it has 2',
+    },
+  ] as const)('says what is missing when variance partitioning cannot be fitted: $name', async ({ name, runs, reports, message }) => {
+    const dataset = await createDataset(t, useCaseId, name);
+    await importReports(t, dataset, reportsJsonl(Object.fromEntries(Object.entries(REPORT_TEXTS).slice(0, reports))));
+    // The first `reports` reports: the reference CSV's header and rows, the predictions' lines.
+    const reference = STANDARD_REFERENCE.split('\n').slice(0, reports + 1).join('\n') + '\n';
+    await importAnnotations(t, dataset, 'Consensus', 'CSV', reference, { isReference: true });
+    for (const [modelName, strategy, grades] of runs) {
+      const content = standardPredictions([...grades]).split('\n').slice(0, reports).join('\n') + '\n';
+      await importPredictions(t, dataset, { format: 'JSONL', layout: 'JSON_COLUMN', modelName, strategy, content });
     }
-    const result = await t.gql('query($u: ID!, $d: ID!) { node(id: $u) { ... on UseCase { varianceDecomposition(datasetId: $d) { observations } } } }', { u: useCaseId, d: oneStrategy });
-    expect(result.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect(result.errors?.[0]?.message).toBe(
-      'Variance partitioning needs scored runs of at least two models and at least two prompting strategies on this dataset; it has 2 models and 1 strategy',
-    );
+    const result = await t.gql('query($u: ID!, $d: ID!) { node(id: $u) { ... on UseCase { varianceDecomposition(datasetId: $d) { observations } } } }', { u: useCaseId, d: dataset });
+    expect(result.errors?.map((e) => [e.extensions?.code, e.message])).toEqual([['BAD_USER_INPUT', message]]);
   });
 });

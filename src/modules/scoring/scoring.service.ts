@@ -873,6 +873,8 @@ export class ScoringService {
           `Variance partitioning needs scored runs of at least two models and at least two prompting strategies on this dataset; it has ${models} model${models === 1 ? '' : 's'} and ${strategies} strateg${strategies === 1 ? 'y' : 'ies'}`,
         );
       }
+      if (y.length < 3) throw badInput(`Variance partitioning needs at least three per-report scores on this dataset; it has ${y.length}`);
+      if (y.every((value) => value === y[0])) throw badInput('Every per-report score on this dataset is the same, so there is no variance to partition');
       const warnings: string[] = [];
       const strategiesOf = new Map<string, Set<string>>();
       const modelsOf = new Map<string, Set<string>>();

@@ -91,9 +91,8 @@ export function runStatisticsTask(task: StatisticsTask): { result: StatisticsTas
       return { result: kemeny(task.scores, task.options), transfer: [] };
     case 'rankIntervals': {
       const { candidates: K, voters: V, replicates: B, from, to } = task;
-      // The options as one literal of fixed shape: spread from the posted (deserialised) object,
-      // they took a different hidden class per task, and V8 dropped kemenyRankIntervals'
-      // optimised code at its first read of them ("wrong map") again and again (bench/RESULTS.md).
+      // The options as one literal of fixed shape, so that rankIntervalSteps' reads of them meet
+      // one hidden class in every task (bench/RESULTS.md, "Rank-interval options of one shape").
       const { level, names, pointOrder } = task.options;
       // A view starting at replicate `from` with the full strides: replicate b of the view is
       // replicate from + b of the data. Each replicate's ranks depend on its own scores only.
