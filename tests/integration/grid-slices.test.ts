@@ -128,6 +128,8 @@ describe('grid slices of the records path', () => {
   // Crossed random intercepts for model and strategy need two levels of each, and a fit needs
   // scores that vary: each case is a new dataset of the same use case.
   const PREDICTION = ['G1', 'G2', 'G3', 'G1', 'G2'];
+  // Nothing extracted: every item scores 0, so every per-report score is 0.
+  const NOTHING = null;
   it.each([
     {
       name: 'two models, one strategy',
@@ -142,6 +144,12 @@ describe('grid slices of the records path', () => {
       message: 'Variance partitioning needs scored runs of at least two models and at least two prompting strategies on this dataset; it has 1 model and 2 strategies',
     },
     {
+      name: 'nothing extracted by any run',
+      runs: [['model-a', 'ZERO_SHOT', NOTHING], ['model-b', 'ZERO_SHOT', NOTHING], ['model-a', 'FEW_SHOT', NOTHING], ['model-b', 'FEW_SHOT', NOTHING]],
+      reports: 5,
+      message: 'Every per-report score on this dataset is the same, so there is no variance to partition',
+    },
+    {
       name: 'one report',
       runs: [['model-a', 'ZERO_SHOT', PREDICTION], ['model-b', 'FEW_SHOT', PREDICTION]],
       reports: 1,
@@ -154,7 +162,8 @@ describe('grid slices of the records path', () => {
     const reference = STANDARD_REFERENCE.split('\n').slice(0, reports + 1).join('\n') + '\n';
     await importAnnotations(t, dataset, 'Consensus', 'CSV', reference, { isReference: true });
     for (const [modelName, strategy, grades] of runs) {
-      const content = standardPredictions([...grades]).split('\n').slice(0, reports).join('\n') + '\n';
+      const lines = grades === null ? ['R1', 'R2', 'R3', 'R4', 'R5'].map((id) => JSON.stringify({ id, extracted_data: {} })) : standardPredictions([...grades]).split('\n');
+      const content = lines.slice(0, reports).join('\n') + '\n';
       await importPredictions(t, dataset, { format: 'JSONL', layout: 'JSON_COLUMN', modelName, strategy, content });
     }
     const result = await t.gql('query($u: ID!, $d: ID!) { node(id: $u) { ... on UseCase { varianceDecomposition(datasetId: $d) { observations } } } }', { u: useCaseId, d: dataset });
