@@ -813,10 +813,11 @@ let marginRuns = new Int32Array(0);
  * pass over m. Only for integer margins (exact sums in any order).
  */
 function marginMatrix(w: Float64Array, n: number, global: ArrayLike<number>, k: number, m: Float64Array, sums: boolean): void {
-  // Where global[b + 1] = global[b] + 1, a row's entries are one block of w: a large component's
-  // members are mostly runs of consecutive labels, and a block copy (set) is several times
-  // faster than reading them one by one through `global` (bench/RESULTS.md). Short runs are read
-  // one by one.
+  // Where global[b + 1] = global[b] + 1, a row's entries are one block of w, and a block copy
+  // (set) is several times faster than reading them one by one through `global`
+  // (bench/RESULTS.md). In rank intervals, whose labels follow the start order, a large
+  // component's members are mostly such runs. A component whose runs average fewer than
+  // MARGIN_BLOCK_RUN members is read one by one.
   if (marginRuns.length < k + 1) marginRuns = new Int32Array(k + 1);
   let runs = 0;
   for (let b = 0; b < k; b++) if (b === 0 || global[b]! !== global[b - 1]! + 1) marginRuns[runs++] = b;

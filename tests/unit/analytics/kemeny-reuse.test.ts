@@ -88,15 +88,27 @@ describe('KemenyRepairSolver', () => {
 
   it('repairs a large component alike whether its members are consecutive labels or scattered', () => {
     // A random tournament of 9 voters on 80 candidates: one Condorcet component of all of them.
-    // With the start in label order its members are one run of consecutive labels (their
-    // margins copied in blocks); relabelled by a permutation they are scattered (read one by
-    // one). The repair must make the same moves, so the orders correspond.
+    // With the start in label order its members are one run of consecutive labels, with the
+    // start 40…79, 0…39 two runs (their margins copied in blocks); relabelled by a permutation
+    // they are scattered (read one by one). The repair must make the same moves, so the orders
+    // correspond.
     const n = 80;
     const V = 9;
-    for (const [seed, scale] of [
-      [3, 1],
-      [4, 1],
-      [5, 0.5],
+    const shuffled = (rnd: () => number) => {
+      const a = Array.from({ length: n }, (_, i) => i);
+      for (let i = n - 1; i > 0; i--) {
+        const j = Math.floor(rnd() * (i + 1));
+        [a[i], a[j]] = [a[j]!, a[i]!];
+      }
+      return a;
+    };
+    const identity = Array.from({ length: n }, (_, i) => i);
+    const rotated = identity.map((i) => (i + 40) % n);
+    for (const [seed, scale, start] of [
+      [3, 1, identity],
+      [4, 1, rotated],
+      [5, 0.5, identity],
+      [6, 0.5, rotated],
     ] as const) {
       const rnd = lcg(seed);
       const w = new Float64Array(n * n);
@@ -107,15 +119,14 @@ describe('KemenyRepairSolver', () => {
           w[j * n + i] = scale * (V - a);
         }
       }
-      const relabel = Array.from({ length: n }, (_, i) => i).sort(() => rnd() - 0.5);
+      const relabel = shuffled(rnd);
       const moved = new Float64Array(n * n);
       for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) moved[relabel[i]! * n + relabel[j]!] = w[i * n + j]!;
-      const priority = Array.from({ length: n }, (_, i) => i).sort(() => rnd() - 0.5);
+      const priority = shuffled(rnd);
       const movedPriority = new Array<number>(n);
       relabel.forEach((to, from) => {
         movedPriority[to] = priority[from]!;
       });
-      const start = Array.from({ length: n }, (_, i) => i);
       const inLabels = kemenyRepairOrder(pairwiseFromMatrix(n, w, V), { start, priority, exactLimit: 12 });
       const scattered = kemenyRepairOrder(pairwiseFromMatrix(n, moved, V), { start: start.map((c) => relabel[c]!), priority: movedPriority, exactLimit: 12 });
       expect(inLabels.componentSizes).toEqual([n]);
