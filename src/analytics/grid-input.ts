@@ -126,7 +126,7 @@ export function codeCells(column: readonly (RecordCell | null)[]): CodedCells {
 }
 
 /** The cells of a coded column in report order, undefined where absent. O(n). */
-export function decodeCells(column: CodedCells): (RecordCell | null)[] {
+export function decodeCells(column: CodedCells): (RecordCell | null | undefined)[] {
   return Array.from(column.codes, (code) => (code < 0 ? undefined : column.cells[code]!));
 }
 

@@ -58,7 +58,7 @@ export function unitObservations(g: ObservationSource): UnitObservations {
 
 const NO_ANSWER: NormalisedCell = { status: 'INVALID', category: 'MISSING' };
 
-function answerOf(cell: RecordCell | undefined): NormalisedCell {
+function answerOf(cell: RecordCell | null | undefined): NormalisedCell {
   return (cell as NormalisedCell | undefined) ?? NO_ANSWER;
 }
 

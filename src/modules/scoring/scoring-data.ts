@@ -14,10 +14,10 @@ export type RecordRow = Readonly<Record<string, RecordCell>> | undefined;
 
 /**
  * A run's cells of each variable in report order: undefined where the run has no succeeded
- * prediction for the report or it has no cell for the variable. Equal cells of a run are one
- * object (read as stored columns).
+ * prediction for the report or it has no cell for the variable, null where the prediction stored
+ * a JSON null as the cell. Equal cells of a run are one object (read as stored columns).
  */
-export type RunCells = Map<string, readonly (RecordCell | undefined)[]>;
+export type RunCells = Map<string, readonly (RecordCell | null | undefined)[]>;
 
 /** A dataset as the statistics see it: reports in import order and the use case's variables. */
 export interface DatasetFrame {

@@ -1225,7 +1225,7 @@ export class ScoringService {
     const embedder = await this.embedderResolver(options.embeddingModelId, principal);
     const texts = new Set<string>();
     const textKeys = frame.specs.filter((s) => s.type === 'FREE_TEXT' || s.type === 'LIST').map((s) => s.key);
-    const add = (cell: RecordCell | undefined) => {
+    const add = (cell: RecordCell | null | undefined) => {
       if (cell?.status !== 'VALUE') return;
       if (Array.isArray(cell.value)) for (const item of cell.value) texts.add(String(item));
       else texts.add(String(cell.value));
@@ -1402,7 +1402,7 @@ export class ScoringService {
       () => true,
       async (columns) => {
         for (const [runId, runColumns] of columns) {
-          byRun.set(runId, new Map([...runColumns].map(([key, column]) => [key, decodeCells(column) as (RecordCell | undefined)[]])));
+          byRun.set(runId, new Map([...runColumns].map(([key, column]) => [key, decodeCells(column)])));
         }
         columns.clear();
         await yieldToEventLoop();
