@@ -18,9 +18,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bootstrapGrid, bootstrapMultiplicities, percentileInterval } from '../../src/analytics/bootstrap';
 import type { GridRun, GridVariable } from '../../src/analytics/bootstrap';
-import { REAL_TILE } from '../../src/analytics/bootstrap-kernel-wasm';
 import { ThreadedStatistics } from '../../src/modules/scoring/statistics-threads';
-import { threadedGrid } from '../support/threaded-grid';
+import { serverGridSlice, threadedGrid } from '../support/threaded-grid';
 
 const N = 1252;
 const R = 90;
@@ -105,13 +104,10 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-/** Runs the server reads at a time at 1,252 reports (scoring.service.ts RUNS_PER_SLICE). */
-const READ_SLICE = 2 * REAL_TILE;
-
 /** Runs per grid slice on the statistics threads: `--slice N`, else as the server takes them (gridSliceRuns). */
 function sliceRuns(engine: ThreadedStatistics): number {
   const forced = arg('--slice', 0);
-  return forced > 0 ? forced : engine.gridSliceRuns(READ_SLICE, R, N * B);
+  return forced > 0 ? forced : serverGridSlice(engine, N, R, B);
 }
 
 async function main(): Promise<void> {

@@ -44,11 +44,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { bootstrapGrid } from '../../src/analytics/bootstrap';
-import { REAL_TILE } from '../../src/analytics/bootstrap-kernel-wasm';
 import type { StatisticsEngine } from '../../src/modules/scoring/statistics-engine';
 import { LEADERBOARD_REPORTS, leaderboardGridInput } from '../kemeny/leaderboard-data';
 import { argument, BENCH_SECRET_KEY, lcg, startBenchServer, type BenchServer } from '../support/bench-server';
-import { threadedGrid } from '../support/threaded-grid';
+import { serverGridSlice, threadedGrid } from '../support/threaded-grid';
 
 const CATEGORICAL = 12;
 const NUMERIC = 4;
@@ -256,8 +255,7 @@ async function main(): Promise<void> {
       if (REPORTS !== LEADERBOARD_REPORTS) throw new Error(`--grid needs --reports ${LEADERBOARD_REPORTS}`);
       const { variables, runs } = leaderboardGridInput(RUNS);
       const engine = (server.services.scoring as unknown as { statistics: StatisticsEngine }).statistics;
-      // The server's slices at 1,252 reports: runs read 2 · REAL_TILE at a time (scoring.service.ts), more per slice on threads.
-      const slice = engine.gridSliceRuns(2 * REAL_TILE, RUNS, REPORTS * 1000);
+      const slice = serverGridSlice(engine, REPORTS, RUNS, 1000);
       const timed = async (compute: () => unknown) => {
         await compute();
         const times: number[] = [];

@@ -7,7 +7,7 @@
  */
 import type { BootstrapGridResult, GridRun, GridVariable } from '../../src/analytics/bootstrap';
 import { concatGrids } from '../../src/modules/scoring/chunked';
-import type { StatisticsEngine } from '../../src/modules/scoring/statistics-engine';
+import { runsPerSliceOf, type StatisticsEngine } from '../../src/modules/scoring/statistics-engine';
 
 export async function threadedGrid(
   engine: StatisticsEngine,
@@ -20,4 +20,9 @@ export async function threadedGrid(
   const slices = Array.from({ length: Math.ceil(runs.length / slice) }, (_, i) => runs.slice(i * slice, (i + 1) * slice));
   const parts = await Promise.all(slices.map((part) => engine.grid(variables, part, multiplicities, options.confidence ?? 0.95)));
   return concatGrids(parts, (length) => engine.float64(length));
+}
+
+/** Runs per grid slice as the server takes them for `runs` runs of `reports` reports and `resamples` resamples. */
+export function serverGridSlice(engine: StatisticsEngine, reports: number, runs: number, resamples: number): number {
+  return engine.gridSliceRuns(runsPerSliceOf(reports), runs, reports * resamples);
 }

@@ -16,7 +16,6 @@ import {
 import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/embedding/embedder';
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
-import { REAL_TILE } from '../../analytics/bootstrap-kernel-wasm';
 import { codeCells, decodeCells, gridItemScores, gridVariable, RunItemScorer } from '../../analytics/grid-input';
 import { groupSummary, sizeClass } from '../../analytics/groups';
 import { itemScores, perReportScores, scoreVariable } from '../../analytics/metrics';
@@ -58,7 +57,7 @@ import type {
 import { checkSizeBinEdges, checkStratum, groupLabel, selects, stratumLabeller, unitObservations } from './observations';
 import { replicatedEstimate, strategyEffectRows, type EffectUnit } from './strategy-effects';
 import { concatGrids, jsonDigestInSlices } from './chunked';
-import { InlineStatistics, type StatisticsEngine } from './statistics-engine';
+import { InlineStatistics, runsPerSliceOf, type StatisticsEngine } from './statistics-engine';
 import { DEFAULT_RUN_CACHE_BYTES, RunItemCache, itemColumn, validColumn, type RunItems } from './run-item-cache';
 import {
   loadAnnotatorColumns,
@@ -107,22 +106,8 @@ export type EmbedderResolver = (modelId: string, principal: Principal) => Promis
 const MAX_RESAMPLES = 10_000;
 /** The MISSING value as a nominal rating (a category of its own, docs/scoring.md §1). */
 const MISSING_RATING = '\u2205MISSING';
-/**
- * Runs per slice of the grid at the paper's 1,252 reports: the real-valued kernel takes runs
- * 2 · REAL_TILE at a time, so a slice of 14 fills its tiles (one of 16 would be a full tile and
- * a tile of 2 runs costing nearly as much).
- */
-const RUNS_PER_SLICE = 2 * REAL_TILE;
 /** Scoring of prediction cells pauses for other requests about this often (ms). */
 const SCORING_SLICE_MS = 20;
-
-/**
- * Runs per slice of the grid at `reports` reports: RUNS_PER_SLICE at the paper's 1,252 reports,
- * fewer on bigger datasets so that a slice stays about as long (its cost grows with runs × reports).
- */
-function runsPerSliceOf(reports: number): number {
-  return Math.max(1, Math.min(RUNS_PER_SLICE, Math.floor((RUNS_PER_SLICE * 1252) / Math.max(reports, 1))));
-}
 
 function toEstimate(e: AnalyticsEstimate | null, resamples: number): Estimate | null {
   if (!e || !Number.isFinite(e.value)) return null;

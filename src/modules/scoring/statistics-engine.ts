@@ -1,7 +1,24 @@
+import { REAL_TILE } from '../../analytics/bootstrap-kernel-wasm';
 import { bootstrapGrid, type BootstrapGridResult, type GridRun, type GridVariable, type MultiplicityMatrix } from '../../analytics/bootstrap';
 import { kemeny, type KemenyResult, type KemenyTieBreak } from '../../analytics/kemeny';
 import { yieldToEventLoop } from '../../event-loop';
 import { bootstrapMultiplicitiesInSlices, rankIntervalsInSlices, type RankIntervalSlices } from './chunked';
+
+/**
+ * Runs per slice of the grid at the paper's 1,252 reports: the real-valued kernel takes runs
+ * 2 · REAL_TILE at a time, so a slice of 14 fills its tiles (one of 16 would be a full tile and
+ * a tile of 2 runs costing nearly as much).
+ */
+const RUNS_PER_SLICE = 2 * REAL_TILE;
+
+/**
+ * Runs read and scored at a time, and per grid slice on the request thread, at `reports`
+ * reports: RUNS_PER_SLICE at the paper's 1,252 reports, fewer on bigger datasets so that a slice
+ * stays about as long (its cost grows with runs × reports). The `minimum` of gridSliceRuns.
+ */
+export function runsPerSliceOf(reports: number): number {
+  return Math.max(1, Math.min(RUNS_PER_SLICE, Math.floor((RUNS_PER_SLICE * 1252) / Math.max(reports, 1))));
+}
 
 export interface RankIntervalRequestOptions {
   level: number;
