@@ -4,7 +4,7 @@ import { createContext } from '../../src/graphql/context';
 import { ExecutionPacer } from '../../src/graphql/execution-pacer';
 import { testLogger } from '../support/test-log';
 import { createLoadedDataset, createProject, importPredictions, standardPredictions } from '../support/graphql-fixtures';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { SERVER_ADMIN, startTestApp, type TestApp } from '../support/test-app';
 
 describe('answers built in slices of the event loop', () => {
   let t: TestApp;
@@ -29,7 +29,7 @@ describe('answers built in slices of the event loop', () => {
     const schema = await buildReportQlSchema();
     const document = parse(`query($u: ID!) { node(id: $u) { ... on UseCase { name variables { key type }
       runs(first: 10) { nodes { name model { servedName endpoint { id } } predictions(first: 50) { totalCount nodes { id status report { externalId } fields { key value } } } } } } } }`);
-    const principal = { keyId: 'test', projectId: null, role: null, serverAdmin: true };
+    const principal = SERVER_ADMIN;
     const run = async (pacer: ExecutionPacer) => {
       const contextValue = { ...createContext(t.dataSource, t.services, testLogger(), principal), pacer };
       let deferred = 0;

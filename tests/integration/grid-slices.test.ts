@@ -1,4 +1,3 @@
-import type { Principal } from '../../src/modules/api-key/principal';
 import { Run } from '../../src/modules/run/run.entity';
 import { UseCase } from '../../src/modules/use-case/use-case.entity';
 import { ScoringService } from '../../src/modules/scoring/scoring.service';
@@ -16,7 +15,7 @@ import {
   STANDARD_REFERENCE,
   standardPredictions,
 } from '../support/graphql-fixtures';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { SERVER_ADMIN, startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * The scores of many runs (the records path, also taken with an embedding model) are
@@ -28,7 +27,6 @@ describe('grid slices of the records path', () => {
   let t: TestApp;
   let datasetId: string;
   let useCaseId: string;
-  const admin: Principal = { keyId: 'test', projectId: null, role: null, serverAdmin: true };
   const RUNS = 62;
 
   beforeAll(async () => {
@@ -73,7 +71,7 @@ describe('grid slices of the records path', () => {
     try {
       for (const scoring of ['EFFECTIVE', 'CONDITIONAL'] as const) {
         slices.length = 0;
-        const scoresOf = (service: ScoringService) => service.runScoresMany(admin, runs, service.resolveOptions({ resamples: 200, seed: 3, scoring } as never));
+        const scoresOf = (service: ScoringService) => service.runScoresMany(SERVER_ADMIN, runs, service.resolveOptions({ resamples: 200, seed: 3, scoring } as never));
         const [onThreads, inline] = [await scoresOf(threaded), await scoresOf(oneByOne)];
         // 62 runs, two grids at once: slices of 16 (at least 14, the slice on the request thread
         // at this size), the last one shorter; a conditional grid is one run per grid.
@@ -107,7 +105,7 @@ describe('grid slices of the records path', () => {
     const service = new ScoringService(t.dataSource, null, { statistics: engine });
     try {
       const useCase = await t.dataSource.getRepository(UseCase).findOneByOrFail({ id: rowId(useCaseId) });
-      const variance = await service.varianceDecomposition(admin, useCase, rowId(datasetId));
+      const variance = await service.varianceDecomposition(SERVER_ADMIN, useCase, rowId(datasetId));
       // Every run's five reports, each with a reference value: one observation each.
       expect(variance.observations).toBe(RUNS * 5);
       expect(variance.components.map((c) => [c.name, c.levelCount])).toEqual([
@@ -117,7 +115,7 @@ describe('grid slices of the records path', () => {
       expect(variance.warnings).toEqual([]);
       expect(asked).toEqual([]);
       // The same engine still bootstraps when asked for scores.
-      const [scores] = await service.runScoresMany(admin, [(await t.dataSource.getRepository(Run).findOneByOrFail({ datasetId: rowId(datasetId) }))], service.resolveOptions({ resamples: 50, seed: 1 } as never));
+      const [scores] = await service.runScoresMany(SERVER_ADMIN, [(await t.dataSource.getRepository(Run).findOneByOrFail({ datasetId: rowId(datasetId) }))], service.resolveOptions({ resamples: 50, seed: 1 } as never));
       expect(scores).not.toBeInstanceOf(Error);
       expect(asked).toEqual(['multiplicities', 'grid']);
     } finally {

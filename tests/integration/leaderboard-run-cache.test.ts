@@ -1,4 +1,3 @@
-import type { Principal } from '../../src/modules/api-key/principal';
 import { RankingLevel } from '../../src/modules/scoring/stats.types';
 import { ScoringService } from '../../src/modules/scoring/scoring.service';
 import { UseCase } from '../../src/modules/use-case/use-case.entity';
@@ -12,7 +11,7 @@ import {
   STANDARD_REFERENCE,
   standardPredictions,
 } from '../support/graphql-fixtures';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { SERVER_ADMIN, startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * The leaderboard keeps each run's item scores by the content of its predictions: after one run
@@ -23,7 +22,6 @@ describe('leaderboard with item scores cached per run', () => {
   let t: TestApp;
   let useCaseId: string;
   let datasetId: string;
-  const admin: Principal = { keyId: 'test', projectId: null, role: null, serverAdmin: true };
 
   const BOARD = `query($id: ID!, $ds: ID!, $scoring: ScoringMode!) { node(id: $id) { ... on UseCase {
     leaderboard(datasetId: $ds, options: { resamples: 200, seed: 11, scoring: $scoring }) {
@@ -39,7 +37,7 @@ describe('leaderboard with item scores cached per run', () => {
     try {
       const useCase = await t.dataSource.getRepository(UseCase).findOneByOrFail({ id: rowId(useCaseId) });
       const options = service.resolveOptions({ resamples: 200, seed: 11, scoring } as never);
-      const ranking = await service.leaderboard(admin, useCase, rowId(datasetId), RankingLevel.RUN, options);
+      const ranking = await service.leaderboard(SERVER_ADMIN, useCase, rowId(datasetId), RankingLevel.RUN, options);
       expect(service.runItems.stats.hits).toBe(0);
       return ranking.entries.map((e) => ({
         rank: e.rank,
@@ -208,7 +206,7 @@ describe('leaderboard with item scores cached per run', () => {
       },
     });
     const useCase = await t.dataSource.getRepository(UseCase).findOneByOrFail({ id: rowId(useCaseId) });
-    const ask = (seed: number) => service.leaderboard(admin, useCase, rowId(datasetId), RankingLevel.RUN, service.resolveOptions({ resamples: 50, seed } as never));
+    const ask = (seed: number) => service.leaderboard(SERVER_ADMIN, useCase, rowId(datasetId), RankingLevel.RUN, service.resolveOptions({ resamples: 50, seed } as never));
     await t.dataSource.query('ALTER TABLE run_cell_columns ADD CONSTRAINT refuse_stores CHECK (false) NOT VALID');
     try {
       await ask(1);

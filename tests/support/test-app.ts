@@ -5,6 +5,7 @@ import { createApp, type App, type AppOptions } from '../../src/app';
 import { openDatabase } from '../../src/db/data-source';
 import type { QueueOptions } from '../../src/jobs/queue';
 import type { RateLimitSettings } from '../../src/graphql/rate-limits';
+import type { Principal } from '../../src/modules/api-key/principal';
 import type { EgressPolicy } from '../../src/llm/egress';
 import type { Logger } from '../../src/logger';
 import type { ServiceOptions, Services } from '../../src/services';
@@ -12,6 +13,9 @@ import { withDatabase } from './global-setup';
 import { LOG_MARKER, testLogger } from './test-log';
 
 export const TEST_SECRET_KEY = 'test-secret-key-of-reportql';
+
+/** A server administrator, for calling services directly (no API key behind it). */
+export const SERVER_ADMIN: Principal = { keyId: 'test', projectId: null, role: null, serverAdmin: true };
 
 export interface GraphQLResponse<T = Record<string, any>> {
   status: number;
