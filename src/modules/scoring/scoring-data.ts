@@ -1,10 +1,14 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { In } from 'typeorm';
 import type { CodedCells } from '../../analytics/grid-input';
 import { decodeRunCells, encodeRunCells, ordinalAt, type CellGroup, type EncodedRunCells } from './cell-codes';
 import type { RecordCell } from '../../analytics/normalise';
 import type { NormalisedCell, VariableSpec } from '../../analytics/types';
 import { Annotator } from '../annotation/annotator.entity';
 import { Dataset } from '../dataset/dataset.entity';
+import { Model } from '../endpoint/model.entity';
+import { Run } from '../run/run.entity';
+import { badInput, notFound } from '../../graphql/errors';
 import { UseCase } from '../use-case/use-case.entity';
 import { toSpec } from '../use-case/variable-spec';
 import { Variable } from '../use-case/variable.entity';
@@ -407,4 +411,49 @@ export async function loadReportMetadata(dataSource: DataSource, frame: DatasetF
     if (i !== undefined) out[i] = row.metadata && typeof row.metadata === 'object' ? row.metadata : null;
   }
   return out;
+}
+
+/** Runs of a dataset that have predictions to score, oldest first. */
+export async function loadScoredRuns(dataSource: DataSource, datasetId: string): Promise<Run[]> {
+  return dataSource
+    .getRepository(Run)
+    .createQueryBuilder('r')
+    .where('r.dataset_id = :datasetId', { datasetId })
+    .andWhere('EXISTS (SELECT 1 FROM predictions p WHERE p.run_id = r.id)')
+    .orderBy('r.created_at', 'ASC')
+    .addOrderBy('r.id', 'ASC')
+    .getMany();
+}
+
+/** The use cases named, each one of the project's (another project's answers like an unknown id), in the order named. */
+export async function loadUseCases(dataSource: DataSource, projectId: string, useCaseIds: string[]): Promise<UseCase[]> {
+  if (useCaseIds.length === 0) throw badInput('useCaseIds must name at least one use case', { field: 'useCaseIds' });
+  const ids = [...new Set(useCaseIds)];
+  const useCases = await dataSource.getRepository(UseCase).findBy({ id: In(ids) });
+  const byId = new Map(useCases.filter((u) => u.projectId === projectId).map((u) => [u.id, u]));
+  return ids.map((id) => {
+    const useCase = byId.get(id);
+    if (!useCase) throw notFound('Use case');
+    return useCase;
+  });
+}
+
+/** The models of these runs by id. */
+export async function loadModelsOf(dataSource: DataSource, runs: readonly Run[]): Promise<Map<string, Model>> {
+  const ids = [...new Set(runs.map((r) => r.modelId).filter((id): id is string => id !== null))];
+  if (ids.length === 0) return new Map();
+  const models = await dataSource.getRepository(Model).findBy({ id: In(ids) });
+  return new Map(models.map((m) => [m.id, m]));
+}
+
+/** The reference standard the options name, or else the dataset's own. */
+export function referenceOf(frame: DatasetFrame, referenceAnnotatorId: string | null): Annotator {
+  if (referenceAnnotatorId) {
+    const chosen = frame.annotators.find((a) => a.id === referenceAnnotatorId);
+    if (!chosen) throw notFound('Annotator');
+    return chosen;
+  }
+  const reference = frame.annotators.find((a) => a.isReference);
+  if (!reference) throw badInput('The dataset has no reference annotator: import annotations with isReference: true, or pass options.referenceAnnotatorId');
+  return reference;
 }
