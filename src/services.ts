@@ -19,12 +19,13 @@ import { ProjectService } from './modules/project/project.service';
 import { PromptService } from './modules/prompt/prompt.service';
 import { RunExecutionService } from './modules/run/run-execution.service';
 import { RunService } from './modules/run/run.service';
-import { ScoringService } from './modules/scoring/scoring.service';
+import { createScoringServices, type ScoringServices } from './modules/scoring/scoring-services';
 import { defaultStatisticsThreads } from './config';
 import { createStatisticsEngine } from './modules/scoring/statistics-threads';
 import { UseCaseService } from './modules/use-case/use-case.service';
 
-export interface Services {
+/** The scoring questions' services (leaderboards, agreement, contrasts, …) sit beside the others. */
+export interface Services extends ScoringServices {
   apiKeys: ApiKeyService;
   audit: AuditService;
   projects: ProjectService;
@@ -34,7 +35,6 @@ export interface Services {
   endpoints: EndpointService;
   prompts: PromptService;
   runs: RunService;
-  scoring: ScoringService;
   extraction: ExtractionService;
   /** CSV and JSON exports of predictions, scores and leaderboards. */
   exports: ExportService;
@@ -80,7 +80,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
   const queue = new JobQueue(dataSource, options.queue ?? DEFAULT_QUEUE_OPTIONS);
   const datasets = new DatasetService(dataSource);
   const extraction = new ExtractionService(dataSource, endpoints, useCases);
-  const scoring = new ScoringService(dataSource, (modelId, principal) => endpoints.embedder(principal, modelId), {
+  const scoring = createScoringServices(dataSource, (modelId, principal) => endpoints.embedder(principal, modelId), {
     ...(options.analyticsRunCacheBytes !== undefined ? { runCacheBytes: options.analyticsRunCacheBytes } : {}),
     statistics: createStatisticsEngine(options.analyticsThreads ?? defaultStatisticsThreads()),
     ...(options.onColumnStoreError ? { onStoreError: options.onColumnStoreError } : {}),
@@ -96,7 +96,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     endpoints,
     prompts: new PromptService(dataSource, useCases),
     runs,
-    scoring,
+    ...scoring,
     extraction,
     exports: new ExportService(dataSource, runs, useCases, datasets, scoring),
     bundles: new BundleService(dataSource, apiKeys),

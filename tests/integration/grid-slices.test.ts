@@ -1,6 +1,6 @@
 import { Run } from '../../src/modules/run/run.entity';
 import { UseCase } from '../../src/modules/use-case/use-case.entity';
-import { ScoringService } from '../../src/modules/scoring/scoring.service';
+import { createScoringServices, type ScoringServices } from '../../src/modules/scoring/scoring-services';
 import { ThreadedStatistics } from '../../src/modules/scoring/statistics-threads';
 import {
   createDataset,
@@ -66,12 +66,12 @@ describe('grid slices of the records path', () => {
       slices.push(sliceRuns.length);
       return grid(variables, sliceRuns, multiplicities, confidence);
     };
-    const threaded = new ScoringService(t.dataSource, null, { statistics: engine });
-    const oneByOne = new ScoringService(t.dataSource, null, { runsPerSlice: 1 });
+    const threaded = createScoringServices(t.dataSource, null, { statistics: engine });
+    const oneByOne = createScoringServices(t.dataSource, null, { runsPerSlice: 1 });
     try {
       for (const scoring of ['EFFECTIVE', 'CONDITIONAL'] as const) {
         slices.length = 0;
-        const scoresOf = (service: ScoringService) => service.runScoresMany(SERVER_ADMIN, runs, service.resolveOptions({ resamples: 200, seed: 3, scoring } as never));
+        const scoresOf = (service: ScoringServices) => service.runScores.runScoresMany(SERVER_ADMIN, runs, service.scoring.resolveOptions({ resamples: 200, seed: 3, scoring } as never));
         const [onThreads, inline] = [await scoresOf(threaded), await scoresOf(oneByOne)];
         // 62 runs, two grids at once: slices of 16 (at least 14, the slice on the request thread
         // at this size), the last one shorter; a conditional grid is one run per grid.
@@ -84,8 +84,8 @@ describe('grid slices of the records path', () => {
         expect(numbers(onThreads)).toEqual(numbers(inline));
       }
     } finally {
-      await threaded.close();
-      await oneByOne.close();
+      await threaded.scoring.close();
+      await oneByOne.scoring.close();
     }
   });
 
@@ -102,10 +102,10 @@ describe('grid slices of the records path', () => {
       asked.push('multiplicities');
       return multiplicities(...args);
     };
-    const service = new ScoringService(t.dataSource, null, { statistics: engine });
+    const service = createScoringServices(t.dataSource, null, { statistics: engine });
     try {
       const useCase = await t.dataSource.getRepository(UseCase).findOneByOrFail({ id: rowId(useCaseId) });
-      const variance = await service.varianceDecomposition(SERVER_ADMIN, useCase, rowId(datasetId));
+      const variance = await service.variance.varianceDecomposition(SERVER_ADMIN, useCase, rowId(datasetId));
       // Every run's five reports, each with a reference value: one observation each.
       expect(variance.observations).toBe(RUNS * 5);
       expect(variance.components.map((c) => [c.name, c.levelCount])).toEqual([
@@ -115,11 +115,11 @@ describe('grid slices of the records path', () => {
       expect(variance.warnings).toEqual([]);
       expect(asked).toEqual([]);
       // The same engine still bootstraps when asked for scores.
-      const [scores] = await service.runScoresMany(SERVER_ADMIN, [(await t.dataSource.getRepository(Run).findOneByOrFail({ datasetId: rowId(datasetId) }))], service.resolveOptions({ resamples: 50, seed: 1 } as never));
+      const [scores] = await service.runScores.runScoresMany(SERVER_ADMIN, [(await t.dataSource.getRepository(Run).findOneByOrFail({ datasetId: rowId(datasetId) }))], service.scoring.resolveOptions({ resamples: 50, seed: 1 } as never));
       expect(scores).not.toBeInstanceOf(Error);
       expect(asked).toEqual(['multiplicities', 'grid']);
     } finally {
-      await service.close();
+      await service.scoring.close();
     }
   });
 

@@ -1,5 +1,5 @@
 import { RankingLevel } from '../../src/modules/scoring/stats.types';
-import { ScoringService } from '../../src/modules/scoring/scoring.service';
+import { createScoringServices } from '../../src/modules/scoring/scoring-services';
 import { UseCase } from '../../src/modules/use-case/use-case.entity';
 import {
   createLoadedDataset,
@@ -33,12 +33,12 @@ describe('leaderboard with item scores cached per run', () => {
 
   /** The same leaderboard from a service with nothing cached, in GraphQL's shape. */
   async function fresh(scoring: 'EFFECTIVE' | 'CONDITIONAL', runsPerSlice?: number) {
-    const service = new ScoringService(t.dataSource, null, runsPerSlice === undefined ? {} : { runsPerSlice });
+    const service = createScoringServices(t.dataSource, null, runsPerSlice === undefined ? {} : { runsPerSlice });
     try {
       const useCase = await t.dataSource.getRepository(UseCase).findOneByOrFail({ id: rowId(useCaseId) });
-      const options = service.resolveOptions({ resamples: 200, seed: 11, scoring } as never);
-      const ranking = await service.leaderboard(SERVER_ADMIN, useCase, rowId(datasetId), RankingLevel.RUN, options);
-      expect(service.runItems.stats.hits).toBe(0);
+      const options = service.scoring.resolveOptions({ resamples: 200, seed: 11, scoring } as never);
+      const ranking = await service.leaderboards.leaderboard(SERVER_ADMIN, useCase, rowId(datasetId), RankingLevel.RUN, options);
+      expect(service.scoring.runItems.stats.hits).toBe(0);
       return ranking.entries.map((e) => ({
         rank: e.rank,
         rankCiLow: e.rankCiLow,
@@ -47,7 +47,7 @@ describe('leaderboard with item scores cached per run', () => {
         macroAverage: { value: e.macroAverage!.value, ciLow: e.macroAverage!.ciLow, ciHigh: e.macroAverage!.ciHigh },
       }));
     } finally {
-      await service.revisions.close();
+      await service.scoring.revisions.close();
     }
   }
 
@@ -199,18 +199,18 @@ describe('leaderboard with item scores cached per run', () => {
     const target = rowId(entries[0]!.run.id);
     await t.dataSource.query(`UPDATE predictions SET cells = cells WHERE run_id = $1`, [target]);
     const errors: unknown[] = [];
-    const service = new ScoringService(t.dataSource, null, {
+    const service = createScoringServices(t.dataSource, null, {
       onStoreError: (error) => {
         errors.push(error);
         throw new Error('the reporter failed too');
       },
     });
     const useCase = await t.dataSource.getRepository(UseCase).findOneByOrFail({ id: rowId(useCaseId) });
-    const ask = (seed: number) => service.leaderboard(SERVER_ADMIN, useCase, rowId(datasetId), RankingLevel.RUN, service.resolveOptions({ resamples: 50, seed } as never));
+    const ask = (seed: number) => service.leaderboards.leaderboard(SERVER_ADMIN, useCase, rowId(datasetId), RankingLevel.RUN, service.scoring.resolveOptions({ resamples: 50, seed } as never));
     await t.dataSource.query('ALTER TABLE run_cell_columns ADD CONSTRAINT refuse_stores CHECK (false) NOT VALID');
     try {
       await ask(1);
-      await service.columnStoresSettled();
+      await service.scoring.columnStoresSettled();
     } finally {
       await t.dataSource.query('ALTER TABLE run_cell_columns DROP CONSTRAINT refuse_stores');
     }
@@ -218,7 +218,7 @@ describe('leaderboard with item scores cached per run', () => {
     expect(await storedVersion(entries[0]!.run.id)).not.toBe(await cellVersion(target));
     // Another computation of the same service (its item scores cached): the run is still not stored, so it is stored now.
     await ask(2);
-    await service.close();
+    await service.scoring.close();
     expect(await storedVersion(entries[0]!.run.id)).toBe(await cellVersion(target));
     expect(errors).toHaveLength(1);
   });

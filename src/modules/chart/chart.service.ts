@@ -24,7 +24,8 @@ import { Endpoint } from '../endpoint/endpoint.entity';
 import { Model } from '../endpoint/model.entity';
 import { elapsedMs } from '../run/run-progress';
 import { Run, type PromptStrategy } from '../run/run.entity';
-import type { ResolvedStatsOptions, ScoringService } from '../scoring/scoring.service';
+import type { ScoringServices } from '../scoring/scoring-services';
+import type { ResolvedStatsOptions } from '../scoring/stats-options';
 import { RankingLevel, VoterScheme, type Estimate, type Ranking, type RankingEntry, type RunScores } from '../scoring/stats.types';
 import type { UseCaseService } from '../use-case/use-case.service';
 import type { UseCase } from '../use-case/use-case.entity';
@@ -50,7 +51,7 @@ export class ChartService {
     private readonly dataSource: DataSource,
     private readonly useCases: UseCaseService,
     private readonly datasets: DatasetService,
-    private readonly scoring: ScoringService,
+    private readonly scoring: Pick<ScoringServices, 'leaderboards' | 'runScores' | 'agreement' | 'consensusRankings'>,
   ) {}
 
   private async useCaseAndDataset(principal: Principal, useCase: UseCase | string, datasetId: string) {
@@ -63,13 +64,13 @@ export class ChartService {
 
   async heatmapData(principal: Principal, useCase: UseCase | string, datasetId: string, options: ResolvedStatsOptions): Promise<HeatmapData> {
     const { useCase: uc, dataset } = await this.useCaseAndDataset(principal, useCase, datasetId);
-    const ranking = await this.scoring.leaderboard(principal, uc, dataset.id, RankingLevel.RUN, options);
+    const ranking = await this.scoring.leaderboards.leaderboard(principal, uc, dataset.id, RankingLevel.RUN, options);
     const runs = ranking.entries.map((e) => e.run).filter((r): r is Run => r !== null);
-    const scores = (await this.scoring.runScoresMany(principal, runs, options)).map((s) => (s instanceof Error ? null : s));
+    const scores = (await this.scoring.runScores.runScoresMany(principal, runs, options)).map((s) => (s instanceof Error ? null : s));
     const scored = scores.filter((s): s is RunScores => s !== null);
     const variables = scored[0]?.variables.map((v) => v.variable.key) ?? [];
     const agreementByVariable = Object.fromEntries(variables.map((key) => [key, interval(scored[0]!.variables.find((v) => v.variable.key === key)!.interRaterAgreement)]));
-    const agreement = await this.scoring.interRaterAgreement(principal, dataset, null, options);
+    const agreement = await this.scoring.agreement.interRaterAgreement(principal, dataset, null, options);
     const hasAgreement = agreement.macroAverage !== null || Object.values(agreementByVariable).some((e) => e !== null);
     return {
       title: `${uc.name} — ${dataset.name}`,
@@ -94,8 +95,8 @@ export class ChartService {
 
   async leaderboard(principal: Principal, useCase: UseCase | string, datasetId: string, level: RankingLevel, options: ResolvedStatsOptions): Promise<TopLevelSpec> {
     const { useCase: uc, dataset } = await this.useCaseAndDataset(principal, useCase, datasetId);
-    const ranking = await this.scoring.leaderboard(principal, uc, dataset.id, level, options);
-    const agreement = await this.scoring.interRaterAgreement(principal, dataset, null, options);
+    const ranking = await this.scoring.leaderboards.leaderboard(principal, uc, dataset.id, level, options);
+    const agreement = await this.scoring.agreement.interRaterAgreement(principal, dataset, null, options);
     return barsSpec({ title: `${uc.name} — ${dataset.name}`, runs: this.chartRuns(ranking, level), agreement: interval(agreement.macroAverage) });
   }
 
@@ -124,14 +125,14 @@ export class ChartService {
 
   async rankingData(principal: Principal, projectId: string, useCaseIds: string[], options: ResolvedStatsOptions): Promise<RankingData> {
     const useCases = await this.projectUseCases(principal, projectId, useCaseIds);
-    const consensus = await this.scoring.consensusRanking(principal, projectId, useCases.map((u) => u.id), RankingLevel.MODEL, VoterScheme.USE_CASES, options);
+    const consensus = await this.scoring.consensusRankings.consensusRanking(principal, projectId, useCases.map((u) => u.id), RankingLevel.MODEL, VoterScheme.USE_CASES, options);
     // A use case's own ranks are point ranks (variables as voters); they need no resamples.
     // A reference annotator of another use case stands aside for that use case's own, as in the consensus.
     const perUseCase = await Promise.all(
       useCases.map((u) =>
-        this.scoring.consensusRanking(principal, projectId, [u.id], RankingLevel.MODEL, VoterScheme.VARIABLES, { ...options, resamples: 0 }).catch((error: unknown) => {
+        this.scoring.consensusRankings.consensusRanking(principal, projectId, [u.id], RankingLevel.MODEL, VoterScheme.VARIABLES, { ...options, resamples: 0 }).catch((error: unknown) => {
           if (!(error instanceof DomainException && error.code === 'NOT_FOUND' && options.referenceAnnotatorId !== null)) throw error;
-          return this.scoring.consensusRanking(principal, projectId, [u.id], RankingLevel.MODEL, VoterScheme.VARIABLES, { ...options, resamples: 0, referenceAnnotatorId: null });
+          return this.scoring.consensusRankings.consensusRanking(principal, projectId, [u.id], RankingLevel.MODEL, VoterScheme.VARIABLES, { ...options, resamples: 0, referenceAnnotatorId: null });
         }),
       ),
     );
@@ -166,7 +167,7 @@ export class ChartService {
       .addOrderBy('r.id', 'ASC');
     if (strategy) query.andWhere('r.strategy = :strategy', { strategy });
     const runs = await query.getMany();
-    const scores = await this.scoring.runScoresMany(principal, runs, { ...options, resamples: 0 });
+    const scores = await this.scoring.runScores.runScoresMany(principal, runs, { ...options, resamples: 0 });
     const modelIds = [...new Set(runs.map((r) => r.modelId).filter((id): id is string => id !== null))];
     const models = modelIds.length ? await this.dataSource.getRepository(Model).findBy({ id: In(modelIds) }) : [];
     return { runs: runs.map((run, i) => ({ run, scores: scores[i] instanceof Error ? null : (scores[i] as RunScores) })), models: new Map(models.map((m) => [m.id, m])) };

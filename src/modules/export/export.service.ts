@@ -9,7 +9,8 @@ import { Model } from '../endpoint/model.entity';
 import type { StoredCell } from '../run/prediction.entity';
 import type { PredictionFilter } from '../run/run.input';
 import type { RunService } from '../run/run.service';
-import type { ResolvedStatsOptions, ScoringService } from '../scoring/scoring.service';
+import type { ScoringServices } from '../scoring/scoring-services';
+import type { ResolvedStatsOptions } from '../scoring/stats-options';
 import { RankingLevel, type Estimate, type RunScores } from '../scoring/stats.types';
 import type { UseCaseService } from '../use-case/use-case.service';
 import { Variable } from '../use-case/variable.entity';
@@ -110,7 +111,7 @@ export class ExportService {
     private readonly runs: RunService,
     private readonly useCases: UseCaseService,
     private readonly datasets: DatasetService,
-    private readonly scoring: ScoringService,
+    private readonly scoring: Pick<ScoringServices, 'leaderboards' | 'runScores'>,
   ) {}
 
   /** A run's predictions, optionally only those of a status or with (or without) an invalid field, as Run.predictions(filter:) selects them. */
@@ -155,9 +156,9 @@ export class ExportService {
     const dataset = await this.datasets.get(principal, datasetId);
     if (dataset.useCaseId !== useCase.id) throw notFound('Dataset');
     // Only the order is needed here: the point ranking, which no resample changes.
-    const ranking = await this.scoring.leaderboard(principal, useCase, dataset.id, RankingLevel.RUN, { ...options, resamples: 0 });
+    const ranking = await this.scoring.leaderboards.leaderboard(principal, useCase, dataset.id, RankingLevel.RUN, { ...options, resamples: 0 });
     const runs = ranking.entries.map((e) => e.run!).filter(Boolean);
-    const scores = await this.scoring.runScoresMany(principal, runs, options);
+    const scores = await this.scoring.runScores.runScoresMany(principal, runs, options);
     const models = await this.modelNames(runs.map((r) => r.modelId));
     const rows: ScoreRow[] = [];
     const out: { runId: string; scores: RunScores }[] = [];
@@ -188,7 +189,7 @@ export class ExportService {
 
   async leaderboard(principal: Principal, useCaseId: string, datasetId: string, level: RankingLevel, options: ResolvedStatsOptions): Promise<LeaderboardExport> {
     const useCase = await this.useCases.get(principal, useCaseId);
-    const ranking = await this.scoring.leaderboard(principal, useCase, datasetId, level, options);
+    const ranking = await this.scoring.leaderboards.leaderboard(principal, useCase, datasetId, level, options);
     return {
       method: ranking.method,
       exact: ranking.exact,

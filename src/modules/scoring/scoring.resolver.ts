@@ -8,7 +8,7 @@ import { Project } from '../project/project.entity';
 import { PromptStrategy, Run } from '../run/run.entity';
 import { ChanceCorrectedAgreement, ContrastTable, RunComparison, RunGroupingInput, RunSelector, StrategyEffectTable, StratifiedResult, StratumInput } from './comparison.types';
 import { UseCase } from '../use-case/use-case.entity';
-import type { ResolvedStatsOptions } from './scoring.service';
+import type { ResolvedStatsOptions } from './stats-options';
 import {
   AgreementSummary,
   GroupSummary,
@@ -34,7 +34,7 @@ const runScoresLoader: LoaderFactory<{ run: Run; options: ResolvedStatsOptions }
       });
       const results: (RunScores | Error)[] = new Array(keys.length);
       for (const { options, indices } of byOptions.values()) {
-        const scores = await services.scoring.runScoresMany(principal, indices.map((i) => keys[i]!.run), options);
+        const scores = await services.runScores.runScoresMany(principal, indices.map((i) => keys[i]!.run), options);
         indices.forEach((i, k) => (results[i] = scores[k]!));
       }
       return results;
@@ -59,7 +59,7 @@ export class RunScoresResolver {
     @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null,
     @Ctx() ctx: GraphQLContext,
   ) {
-    return ctx.services.scoring.runComparison(ctx.principal, run, decodeId(baselineRunId, 'Run', 'baselineRunId'), ctx.services.scoring.resolveOptions(options));
+    return ctx.services.runComparisons.runComparison(ctx.principal, run, decodeId(baselineRunId, 'Run', 'baselineRunId'), ctx.services.scoring.resolveOptions(options));
   }
 }
 
@@ -73,12 +73,12 @@ export class UseCaseStatsResolver {
     @Arg('options', () => StatsOptions, { nullable: true }) options: StatsOptions | null,
     @Ctx() ctx: GraphQLContext,
   ) {
-    return ctx.services.scoring.leaderboard(ctx.principal, useCase, decodeId(datasetId, 'Dataset', 'datasetId'), level, ctx.services.scoring.resolveOptions(options));
+    return ctx.services.leaderboards.leaderboard(ctx.principal, useCase, decodeId(datasetId, 'Dataset', 'datasetId'), level, ctx.services.scoring.resolveOptions(options));
   }
 
   @FieldResolver(() => VarianceDecomposition, { description: 'Share of per-report score variance due to model and strategy (REML).' })
   varianceDecomposition(@Root() useCase: UseCase, @Arg('datasetId', () => ID) datasetId: string, @Ctx() ctx: GraphQLContext) {
-    return ctx.services.scoring.varianceDecomposition(ctx.principal, useCase, decodeId(datasetId, 'Dataset', 'datasetId'));
+    return ctx.services.variance.varianceDecomposition(ctx.principal, useCase, decodeId(datasetId, 'Dataset', 'datasetId'));
   }
 }
 
@@ -94,7 +94,7 @@ export class ProjectStatsResolver {
     @Ctx() ctx: GraphQLContext,
   ) {
     const ids = useCaseIds.map((id, i) => decodeId(id, 'UseCase', `useCaseIds[${i}]`));
-    return ctx.services.scoring.consensusRanking(ctx.principal, project.id, ids, level, voters, ctx.services.scoring.resolveOptions(options));
+    return ctx.services.consensusRankings.consensusRanking(ctx.principal, project.id, ids, level, voters, ctx.services.scoring.resolveOptions(options));
   }
 
   @FieldResolver(() => [GroupSummary], { description: "Groups of models by their best-strategy macro average (docs/scoring.md §8)." })
@@ -106,7 +106,7 @@ export class ProjectStatsResolver {
     @Ctx() ctx: GraphQLContext,
   ) {
     const ids = useCaseIds.map((id, i) => decodeId(id, 'UseCase', `useCaseIds[${i}]`));
-    return ctx.services.scoring.groupSummary(ctx.principal, project.id, ids, groupBy, ctx.services.scoring.resolveOptions(options));
+    return ctx.services.groupSummaries.groupSummary(ctx.principal, project.id, ids, groupBy, ctx.services.scoring.resolveOptions(options));
   }
 }
 
@@ -123,7 +123,7 @@ export class ProjectComparisonResolver {
     @Ctx() ctx: GraphQLContext,
   ) {
     const ids = useCaseIds.map((id, i) => decodeId(id, 'UseCase', `useCaseIds[${i}]`));
-    return ctx.services.scoring.strategyEffects(ctx.principal, project.id, ids, baseline, ctx.services.scoring.resolveOptions(options));
+    return ctx.services.strategyEffects.strategyEffects(ctx.principal, project.id, ids, baseline, ctx.services.scoring.resolveOptions(options));
   }
 
   @FieldResolver(() => ContrastTable, {
@@ -141,7 +141,7 @@ export class ProjectComparisonResolver {
     @Ctx() ctx: GraphQLContext,
   ) {
     const ids = useCaseIds.map((id, i) => decodeId(id, 'UseCase', `useCaseIds[${i}]`));
-    return ctx.services.scoring.contrast(ctx.principal, project.id, ids, groupA, groupB, stratifyBy, variableKeys, ctx.services.scoring.resolveOptions(options));
+    return ctx.services.contrasts.contrast(ctx.principal, project.id, ids, groupA, groupB, stratifyBy, variableKeys, ctx.services.scoring.resolveOptions(options));
   }
 
   @FieldResolver(() => [StratifiedResult], {
@@ -157,7 +157,7 @@ export class ProjectComparisonResolver {
     @Ctx() ctx: GraphQLContext,
   ) {
     const ids = useCaseIds.map((id, i) => decodeId(id, 'UseCase', `useCaseIds[${i}]`));
-    return ctx.services.scoring.stratifiedResults(ctx.principal, project.id, ids, groupBy, stratifyBy, variableKeys, ctx.services.scoring.resolveOptions(options));
+    return ctx.services.stratifiedResults.stratifiedResults(ctx.principal, project.id, ids, groupBy, stratifyBy, variableKeys, ctx.services.scoring.resolveOptions(options));
   }
 }
 
@@ -171,7 +171,7 @@ export class DatasetStatsResolver {
     @Ctx() ctx: GraphQLContext,
   ) {
     const ids = annotatorIds ? annotatorIds.map((id, i) => decodeId(id, 'Annotator', `annotatorIds[${i}]`)) : null;
-    return ctx.services.scoring.interRaterAgreement(ctx.principal, dataset, ids, ctx.services.scoring.resolveOptions(options));
+    return ctx.services.agreement.interRaterAgreement(ctx.principal, dataset, ids, ctx.services.scoring.resolveOptions(options));
   }
 
   @FieldResolver(() => ChanceCorrectedAgreement, {
@@ -184,6 +184,6 @@ export class DatasetStatsResolver {
     @Ctx() ctx: GraphQLContext,
   ) {
     const ids = annotatorIds ? annotatorIds.map((id, i) => decodeId(id, 'Annotator', `annotatorIds[${i}]`)) : null;
-    return ctx.services.scoring.chanceCorrectedAgreement(ctx.principal, dataset, ids, ctx.services.scoring.resolveOptions(options));
+    return ctx.services.chanceAgreement.chanceCorrectedAgreement(ctx.principal, dataset, ids, ctx.services.scoring.resolveOptions(options));
   }
 }
