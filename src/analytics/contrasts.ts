@@ -180,7 +180,8 @@ export interface ContrastOptions extends ClusterRobustOptions {
   /**
    * Per-stratum estimates from one saturated model y ~ 0 + stratum + stratum:group with
    * clusters over all strata ('interaction', default, as the RADS paper's stratum-specific
-   * model), or from a separate y ~ group regression within each stratum ('separate').
+   * model), or from a separate y ~ group regression within each stratum, its clusters and
+   * small-sample correction those of the stratum ('separate', what docs/scoring.md §8 asks for).
    */
   perStratum?: 'interaction' | 'separate';
 }

@@ -204,6 +204,45 @@ describe('paired comparisons, strategy effects, contrasts and stratified results
     expect(bySchema.strata.map((s: any) => s.stratum).sort()).toEqual(['BI-RADS', 'LI-RADS', 'PI-RADS', 'TI-RADS']);
   });
 
+  it('contrast per stratum: each stratum its own model, with its own reports as clusters, as if fitted on that stratum alone', async () => {
+    const query = `query ($p: ID!, $u: [ID!]!, $a: RunSelector!, $s: StratumInput) { project(id: $p) {
+      contrast(useCaseIds: $u, groupA: $a, stratifyBy: $s, variableKeys: ["category"]) {
+        overall { effective { difference standardError pValue nA nB clusters } validity { difference standardError clusters } }
+        strata { stratum effective { difference standardError pValue nA nB clusters estimable } validity { difference standardError clusters } }
+      } } }`;
+    const a = { modelIds: [fx.models['gpt-ref']] };
+    const cat = observed((o) => o.variable === 'category');
+    const check = (strata: any[], stratumOf: (o: FixtureObservation) => string) => {
+      for (const s of strata) {
+        const inS = cat.filter((o) => stratumOf(o) === s.stratum);
+        const reports = new Set(inS.map((o) => o.report)).size;
+        const effective = cr1GroupSe(inS.map((o) => ({ g: o.model === 'gpt-ref' ? 1 : 0, y: o.score, c: o.report })));
+        const validity = cr1GroupSe(inS.map((o) => ({ g: o.model === 'gpt-ref' ? 1 : 0, y: o.valid ? 1 : 0, c: o.report })));
+        expect(s.effective.clusters).toBe(reports);
+        expect(s.validity.clusters).toBe(reports);
+        expect(s.effective.standardError).toBeCloseTo(effective.se, 12);
+        expect(s.validity.standardError).toBeCloseTo(validity.se, 12);
+      }
+    };
+    const u = fx.useCases.map((x) => x.id);
+    const byComplexity = ok(await t.gql(query, { p: project.id, u, a, s: { useCaseTagPrefix: 'complexity:' } })).project.contrast;
+    expect(byComplexity.strata).toHaveLength(2);
+    check(byComplexity.strata, (o) => o.complexity);
+    const byScheme = ok(await t.gql(query, { p: project.id, u, a, s: { reportMetadata: 'scheme' } })).project.contrast;
+    expect(byScheme.strata).toHaveLength(4);
+    check(byScheme.strata, (o) => o.scheme);
+    // An analyst who keeps one use case and fits the same regression gets the stratum's numbers.
+    for (const useCase of fx.useCases) {
+      const alone = ok(await t.gql(query, { p: project.id, u: [useCase.id], a, s: null })).project.contrast.overall;
+      const stratum = byComplexity.strata.find((s: any) => s.stratum === useCase.complexity);
+      expect(stratum.effective.clusters).toBe(alone.effective.clusters);
+      expect(stratum.effective.difference).toBeCloseTo(alone.effective.difference, 12);
+      expect(stratum.effective.standardError).toBeCloseTo(alone.effective.standardError, 12);
+      expect(stratum.effective.pValue).toBeCloseTo(alone.effective.pValue, 12);
+      expect(stratum.validity.standardError).toBeCloseTo(alone.validity.standardError, 12);
+    }
+  });
+
   it('contrast: thinking against non-thinking and guided against zero-shot', async () => {
     const query = `query ($p: ID!, $u: [ID!]!, $a: RunSelector!, $b: RunSelector) { project(id: $p) {
       contrast(useCaseIds: $u, groupA: $a, groupB: $b) { groupA { id } groupB { id } overall { effective { difference meanA meanB } validity { difference meanA meanB } } } } }`;

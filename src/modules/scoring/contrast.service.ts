@@ -42,7 +42,8 @@ export class ContrastService {
   /**
    * Group contrast (docs/scoring.md §8, RADS paper §2.12): linear probability models of the effective
    * item score and of validity on a group indicator, cluster-robust by report, overall (with
-   * stratum fixed effects when stratified) and per stratum (interaction model), BH across strata.
+   * stratum fixed effects when stratified) and per stratum (each stratum its own model on its own
+   * observations, its reports the clusters), BH across strata.
    */
   async contrast(
     principal: Principal,
@@ -106,7 +107,9 @@ export class ContrastService {
       if (inA.length === 0) throw badInput('No scored run matches groupA', { field: 'groupA' });
       if (inB.length === 0) throw badInput('No scored run matches groupB', { field: 'groupB' });
       const fit = (g: number[], y: number[], c: string[], s: string[]) =>
-        accuracyContrast({ group: g, outcome: y, cluster: c, stratum: stratum ? s : null }, { level: options.confidence });
+        // A stratum's standard error must be the one an analyst gets by fitting that stratum alone
+        // (docs/scoring.md §8): one model over all strata would count every stratum's reports as its clusters.
+        accuracyContrast({ group: g, outcome: y, cluster: c, stratum: stratum ? s : null }, { level: options.confidence, perStratum: 'separate' });
       const eff = fit(effGroup, effective, effCluster, effStratum);
       const val = fit(group, validity, cluster, strata);
       const labels = [...new Set([...eff.strata.map((s) => String(s.stratum)), ...val.strata.map((s) => String(s.stratum))])];
