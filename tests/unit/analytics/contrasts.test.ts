@@ -13,11 +13,16 @@ interface OracleFit {
   ciUpper: number[];
   cov: number[];
 }
+/** A stratum's own model: statsmodels' observations and clusters (its reports). */
+interface OracleStratumFit extends OracleFit {
+  nobs: number;
+  groups: number;
+}
 interface OracleModels {
   unadjusted: OracleFit;
   adjusted: OracleFit;
   interaction: OracleFit;
-  separate: OracleFit[];
+  separate: OracleStratumFit[];
   interactionBH: number[];
   separateBH: number[];
 }
@@ -103,6 +108,24 @@ describe.each([
       expect(near(s.qValue, models.separateBH[k]!, 1e-7)).toBe(true);
       expect(s.clusters).toBe(30);
       expect(s.df).toBe(useT ? 29 : Infinity);
+    });
+  });
+
+  it('accuracyContrast: overall adjusted for strata, each stratum its own model on its own reports', () => {
+    const result = accuracyContrast(input, { useT, perStratum: 'separate' });
+    expect(near(result.overall.difference, models.adjusted.params[1]!, 1e-10)).toBe(true);
+    expect(near(result.overall.standardError, models.adjusted.bse[1]!)).toBe(true);
+    expect(result.overall.clusters).toBe(new Set(data.report).size);
+    result.strata.forEach((s, k) => {
+      const want = models.separate[k]!;
+      expect(s.clusters).toBe(want.groups);
+      expect(s.nA + s.nB).toBe(want.nobs);
+      expect(near(s.difference, want.params[1]!, 1e-10)).toBe(true);
+      expect(near(s.standardError, want.bse[1]!)).toBe(true);
+      expect(near(s.pValue, want.pvalues[1]!, 1e-7)).toBe(true);
+      expect(near(s.ciLower, want.ciLower[1]!)).toBe(true);
+      expect(near(s.ciUpper, want.ciUpper[1]!)).toBe(true);
+      expect(near(s.qValue, models.separateBH[k]!, 1e-7)).toBe(true);
     });
   });
 });
