@@ -44,7 +44,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { bootstrapGrid } from '../../src/analytics/bootstrap';
-import type { StatisticsEngine } from '../../src/modules/scoring/statistics-engine';
 import { LEADERBOARD_REPORTS, leaderboardGridInput } from '../kemeny/leaderboard-data';
 import { argument, BENCH_SECRET_KEY, lcg, startBenchServer, type BenchServer } from '../support/bench-server';
 import { serverGridSlice, threadedGrid } from '../support/threaded-grid';
@@ -139,7 +138,7 @@ async function main(): Promise<void> {
     const peakRss: number[] = [];
     const startRss: number[] = [];
     // Where the server keeps item scores per run, cold means those are gone too.
-    const clearRunCache = () => (server.services.scoring as { runItems?: { clear(): void } }).runItems?.clear();
+    const clearRunCache = () => server.services.scoring.runItems.clear();
     const warmUp: number[] = [];
     for (let i = 0; i < argument('warm-up', 0); i++) {
       clearRunCache();
@@ -254,7 +253,7 @@ async function main(): Promise<void> {
     if (gridRepeats > 0) {
       if (REPORTS !== LEADERBOARD_REPORTS) throw new Error(`--grid needs --reports ${LEADERBOARD_REPORTS}`);
       const { variables, runs } = leaderboardGridInput(RUNS);
-      const engine = (server.services.scoring as unknown as { statistics: StatisticsEngine }).statistics;
+      const engine = server.services.scoring.statistics;
       const slice = serverGridSlice(engine, REPORTS, RUNS, 1000);
       const timed = async (compute: () => unknown) => {
         await compute();
