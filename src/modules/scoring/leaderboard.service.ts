@@ -3,11 +3,10 @@ import { bestRunPerModel } from '../../analytics/rank-intervals';
 import { badInput } from '../../graphql/errors';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Role } from '../api-key/api-key.entity';
-import type { ScoringGrids } from './scoring-grids';
 import type { ResolvedStatsOptions } from './stats-options';
 import type { UseCase } from '../use-case/use-case.entity';
 import { loadModelsOf } from './scoring-data';
-import type { DatasetGrid } from './scoring-grids';
+import type { DatasetGrid, ScoringGrids } from './scoring-grids';
 import { emptyRanking, rankingOf, toEstimate } from './estimates';
 import { RankingLevel, type Ranking, type RankingEntry } from './stats.types';
 

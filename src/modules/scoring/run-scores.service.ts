@@ -3,17 +3,17 @@ import type { NormalisedCell } from '../../analytics/types';
 import { badInput } from '../../graphql/errors';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Role } from '../api-key/api-key.entity';
-import type { ScoringGrids } from './scoring-grids';
 import type { ResolvedStatsOptions } from './stats-options';
 import type { Run } from '../run/run.entity';
 import type { AgreementService } from './agreement.service';
-import type { DatasetGrid } from './scoring-grids';
+import type { DatasetGrid, ScoringGrids } from './scoring-grids';
 import { invalidCounts, pointEstimate, toEstimate } from './estimates';
 import { ScoringMode, type Estimate, type Metric, type RunScores, type VariableScore } from './stats.types';
 
 /** A run's scores against the reference standard: per variable and macro average, with bootstrap intervals (docs/scoring.md §2–§5). */
 export class RunScoresService {
-  constructor(private readonly grids: ScoringGrids,
+  constructor(
+    private readonly grids: ScoringGrids,
     private readonly agreement: AgreementService,
   ) {}
 

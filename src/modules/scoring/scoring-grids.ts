@@ -119,7 +119,7 @@ export class ScoringGrids {
    * reading the run grouped holds at once, and no more.
    * A run still executing is left: its next prediction would make them stale at once. A store
    * that fails (the run deleted meanwhile, the database gone) only means the next read groups
-   * again. Nothing new is begun once the service is closing.
+   * again. Nothing new is begun once the layer is closing.
    */
   private storeColumnsLater(runs: readonly Run[], unstored: readonly string[]): void {
     if (this.closing) return;
@@ -144,7 +144,6 @@ export class ScoringGrids {
   async columnStoresSettled(): Promise<void> {
     await this.stores;
   }
-
 
   /**
    * The statistics cache of this process: `revisions.currentRevision(projectId)` tells,
