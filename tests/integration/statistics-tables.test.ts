@@ -190,7 +190,7 @@ describe('paired comparisons, strategy effects, contrasts and stratified results
       const inS = cat.filter((o) => o.complexity === s.stratum);
       const a = inS.filter((o) => o.model === 'gpt-ref');
       const b = inS.filter((o) => o.model !== 'gpt-ref');
-      // Saturated interaction model: each stratum's coefficient is its difference of means.
+      // A stratum's own model y ~ 1 + group: its coefficient is its difference of means.
       expect(s.effective.difference).toBeCloseTo(mean(a.map((o) => o.score)) - mean(b.map((o) => o.score)), 12);
       expect(s.validity.difference).toBeCloseTo(mean(a.map((o) => (o.valid ? 1 : 0))) - mean(b.map((o) => (o.valid ? 1 : 0))), 12);
       expect(s.effective.nA).toBe(a.length);
