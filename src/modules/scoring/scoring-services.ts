@@ -13,7 +13,11 @@ import { StratifiedResultsService } from './stratified-results.service';
 import { StrategyEffectsService } from './strategy-effects.service';
 import { VarianceService } from './variance.service';
 
-/** One service per scoring question, all over one shared data and grid layer. */
+/**
+ * One service per scoring question, all over one shared data and grid layer (ScoringGrids). A
+ * new question (evidence scores, selective prediction, review statistics) is one more service
+ * taking the layer, added here.
+ */
 export interface ScoringServices {
   /** The shared layer: options, the answer cache and its revisions, the run item cache, the statistics engine. */
   scoring: ScoringGrids;
