@@ -1,56 +1,11 @@
 /**
- * Types of the extraction engine. The chat types are the contract shared with src/llm
- * (structurally identical there); extraction never imports from llm, the caller injects a ChatFn.
+ * Types of the extraction engine. The chat contract is llm/types.ts's (types only): the engine
+ * never calls the transport, the caller injects a ChatFn.
  */
 import type { NormalisedCell, VariableSpec } from '../analytics/types';
+import type { ChatFn, EmbedFn } from '../llm/types';
 
-// --- contract with src/llm (keep structurally identical to src/llm/types.ts) ---
-
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
-
-export interface JsonSchemaFormat {
-  type: 'json_schema';
-  json_schema: { name: string; schema: Record<string, unknown>; strict?: boolean };
-}
-
-export interface ChatRequest {
-  model: string;
-  messages: ChatMessage[];
-  temperature?: number;
-  topP?: number;
-  topK?: number;
-  maxTokens?: number;
-  seed?: number;
-  frequencyPenalty?: number;
-  presencePenalty?: number;
-  repetitionPenalty?: number;
-  responseFormat?: JsonSchemaFormat;
-  /** undefined = leave the server default */
-  thinking?: boolean;
-  signal?: AbortSignal;
-}
-
-export interface ChatCompletion {
-  /** assistant content, reasoning_content not included */
-  content: string;
-  /** reasoning_content / reasoning field from the server, if any */
-  reasoning: string | null;
-  finishReason: string | null;
-  promptTokens: number | null;
-  completionTokens: number | null;
-  latencyMs: number;
-  /** 1 + retries used */
-  attempts: number;
-}
-
-export type ChatFn = (request: ChatRequest) => Promise<ChatCompletion>;
-
-export interface EmbedFn {
-  (texts: string[]): Promise<Float32Array[]>;
-}
+export type { ChatCompletion, ChatFn, ChatMessage, ChatRequest, EmbedFn, JsonSchemaFormat } from '../llm/types';
 
 // --- variables ---
 

@@ -1,9 +1,9 @@
 /**
- * Types of the LLM transport. The chat types are the contract shared with src/extraction
- * (structurally identical there, in src/extraction/types.ts); llm never imports from extraction.
+ * Types of the LLM transport. The chat types are the one contract with src/extraction, which
+ * imports them from here (types only); llm never imports from extraction.
  */
 
-// --- contract with src/extraction (keep structurally identical to src/extraction/types.ts) ---
+// --- the chat contract ---
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';

@@ -1,19 +1,16 @@
 /** The strategy registry. */
 import { ExtractionError } from '../errors';
 import type { ExtractionResult, StrategyContext, StrategyName } from '../types';
-import { chainOfThought } from './chain-of-thought';
 import type { Strategy } from './common';
-import { fewShot } from './few-shot';
-import { oneShot } from './one-shot';
 import { promptGraph } from './prompt-graph';
 import { selfConsistency } from './self-consistency';
-import { zeroShot } from './zero-shot';
+import { singleCallStrategy } from './single-call';
 
 export const STRATEGIES: Readonly<Record<StrategyName, Strategy>> = {
-  ZERO_SHOT: zeroShot,
-  ONE_SHOT: oneShot,
-  FEW_SHOT: fewShot,
-  CHAIN_OF_THOUGHT: chainOfThought,
+  ZERO_SHOT: singleCallStrategy('ZERO_SHOT'),
+  ONE_SHOT: singleCallStrategy('ONE_SHOT'),
+  FEW_SHOT: singleCallStrategy('FEW_SHOT'),
+  CHAIN_OF_THOUGHT: singleCallStrategy('CHAIN_OF_THOUGHT'),
   SELF_CONSISTENCY: selfConsistency,
   PROMPT_GRAPH: promptGraph,
 };
