@@ -19,7 +19,6 @@ import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { callsPerReport, strategyContext, type RunSnapshot } from '../extraction/run-snapshot';
 import { runStrategy } from '../extraction/strategies';
-import type { ExtractionResult } from '../extraction/types';
 import { createChatClient } from '../llm/chat-client';
 import type { EgressPolicy } from '../llm/egress';
 import type { SecretBox } from '../llm/secret-box';
@@ -28,8 +27,10 @@ import type { Logger } from '../logger';
 import { EndpointLane, WorkerBudget, type BreakerOptions, DEFAULT_BREAKER } from './endpoint-lane';
 import { EndpointSlots } from './endpoint-slots';
 import { safePublisher, type RunEventListener, type RunEventPublisher } from './events';
-import { describeFailure, ExecutorAbort, redact } from './failure';
-import { emptyRow, isUnstorable, PredictionWriter, succeededRow, UnstorableRowError, type PredictionRow } from './prediction-writer';
+import { ExecutorAbort } from './failure';
+import { predictionOutcome, unstorableRow, type PredictionOutcome } from './prediction-outcome';
+import { isUnstorable, PredictionWriter } from './prediction-writer';
+import { TERMINAL_RUN_STATUSES } from './run-status';
 import { CHUNK_SIZE, poolOf, type JobQueue, type RunItem } from './queue';
 import { readMetrics, SAMPLE_INTERVAL_MS, storeSample } from './telemetry';
 
@@ -95,7 +96,6 @@ interface ReportRow {
   text: string;
 }
 
-const TERMINAL = new Set(['SUCCEEDED', 'PARTIAL', 'FAILED', 'CANCELLED']);
 /** Time kept free at the end of a lease (at most a quarter of it): items stop starting reports before it. */
 const LEASE_MARGIN_MS = 30_000;
 
@@ -381,7 +381,7 @@ export class RunExecutor {
         [runId],
       )
     ).rows[0];
-    if (!row || TERMINAL.has(row.status)) return null;
+    if (!row || TERMINAL_RUN_STATUSES.has(row.status)) return null;
     const cached = this.runtimes.get(runId);
     if (cached && !cached.cancel.signal.aborted) return cached;
     const snapshot = row.config;
@@ -546,58 +546,35 @@ export class RunExecutor {
     const abort = linked([runtime.cancel.signal, this.shutdown.signal], snapshot.deadlineMs, () => new ExecutorAbort('DEADLINE'));
     const signal = abort.signal;
     const t0 = performance.now();
-    let row: PredictionRow | null = null;
+    const key = { projectId: runtime.projectId, runId: runtime.runId, reportId: report.id };
+    const settings = { deadlineMs: snapshot.deadlineMs, secrets: [runtime.apiKey] };
+    let outcome: PredictionOutcome | null = null;
     try {
       const result = await runStrategy(snapshot.strategy, strategyContext(snapshot, runtime.chat, { id: report.external_id, text: report.text }, signal));
-      row = this.succeeded(runtime, report.id, result);
+      outcome = predictionOutcome(key, { result }, settings);
       runtime.lane.reportOutcome(true);
     } catch (error) {
       const reason = signal.aborted ? signal.reason : error;
       if (reason instanceof ExecutorAbort && reason.kind !== 'DEADLINE') return;
-      const failure = describeFailure(reason, snapshot.deadlineMs, 1);
-      const message = redact(failure.message, [runtime.apiKey]);
+      outcome = predictionOutcome(key, { error: reason, latencyMs: Math.round(performance.now() - t0) }, settings);
       // A configuration problem of the run is not the endpoint's failure.
-      if (failure.transient) runtime.lane.reportOutcome(false, message);
-      row = {
-        ...this.base(runtime, report.id),
-        status: 'FAILED',
-        latencyMs: Math.round(performance.now() - t0),
-        attempts: failure.attempts,
-        error: message,
-        errorCode: failure.code,
-      };
+      if (outcome.status === 'FAILED' && outcome.failure.transient) runtime.lane.reportOutcome(false, outcome.failure.message);
     } finally {
       abort.dispose();
       release();
     }
-    if (!row) return;
+    const { row } = outcome;
     try {
-      this.options.observer?.prediction({ endpointId: runtime.lane.endpointId, status: row.status === 'FAILED' ? 'FAILED' : 'SUCCEEDED', latencyMs: row.latencyMs ?? null });
+      this.options.observer?.prediction({ endpointId: runtime.lane.endpointId, status: row.status, latencyMs: row.latencyMs });
     } catch {
       // Metrics never fail a report.
     }
     try {
       await this.writer.write(row);
     } catch (error) {
+      // PostgreSQL refused what the endpoint answered: the report fails with a code instead.
       if (!isUnstorable(error)) throw error;
-      // What the endpoint answered cannot be stored as it is (NUL characters, lone surrogates,
-      // out-of-range numbers): the report fails with a code, so the run can finish; resumeRun
-      // tries it again.
-      await this.writer.write({
-        ...this.base(runtime, report.id),
-        status: 'FAILED',
-        latencyMs: row.latencyMs,
-        attempts: row.attempts,
-        error: error instanceof UnstorableRowError ? error.message : "the endpoint's answer could not be stored",
-        errorCode: 'UNSTORABLE',
-      });
+      await this.writer.write(unstorableRow(row, error));
     }
-  }
-  private base(runtime: RunRuntime, reportId: string): PredictionRow {
-    return emptyRow({ projectId: runtime.projectId, runId: runtime.runId, reportId });
-  }
-
-  private succeeded(runtime: RunRuntime, reportId: string, result: ExtractionResult): PredictionRow {
-    return succeededRow({ projectId: runtime.projectId, runId: runtime.runId, reportId }, result);
   }
 }

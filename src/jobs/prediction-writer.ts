@@ -16,9 +16,9 @@
  * idle, a prediction is written the moment it finishes.
  */
 import type { Pool, PoolClient } from 'pg';
-import type { ExtractionResult } from '../extraction/types';
 import { findValueProblem, type ValueProblem } from '../db/storable';
 import type { RunChange, RunEventPublisher } from './events';
+import { finishedRunStatusSql } from './run-status';
 
 export interface PredictionRow {
   projectId: string;
@@ -55,52 +55,6 @@ export interface RowKey {
   reportId: string;
 }
 
-/** A FAILED row with nothing in it yet. */
-export function emptyRow(key: RowKey): PredictionRow {
-  return {
-    ...key,
-    status: 'FAILED',
-    values: null,
-    cells: {},
-    parsed: null,
-    raw: null,
-    reasoning: null,
-    samples: null,
-    finishReason: null,
-    latencyMs: null,
-    promptTokens: null,
-    completionTokens: null,
-    attempts: 1,
-    error: null,
-    errorCode: null,
-    inputTruncated: false,
-  };
-}
-
-/** The row of a report the strategy answered: cells (skipped ones marked), outputs, usage. */
-export function succeededRow(key: RowKey, result: ExtractionResult): PredictionRow {
-  const skipped = new Set(result.skipped);
-  const cells: Record<string, unknown> = {};
-  for (const [k, cell] of Object.entries(result.cells)) cells[k] = skipped.has(k) ? { ...cell, skipped: true } : cell;
-  const joined = (x: string | string[] | null): string | null => (x === null ? null : Array.isArray(x) ? x.filter((s) => s).join('\n\n') || null : x);
-  return {
-    ...emptyRow(key),
-    status: 'SUCCEEDED',
-    values: result.values,
-    cells,
-    parsed: result.json,
-    raw: joined(result.raw),
-    reasoning: joined(result.reasoning),
-    samples: (result.samples ?? result.steps ?? null) as unknown[] | null,
-    finishReason: result.finishReason,
-    latencyMs: Math.round(result.latencyMs),
-    promptTokens: result.promptTokens,
-    completionTokens: result.completionTokens,
-    attempts: result.attempts,
-    inputTruncated: result.inputTruncated,
-  };
-}
-
 const MAX_BATCH = 500;
 /**
  * How long a commit waits for more predictions to join it. Reports take tens of milliseconds to
@@ -135,6 +89,12 @@ export class UnstorableRowError extends Error {
 export function unstorableProblem(row: PredictionRow): ValueProblem | null {
   const { values, cells, parsed, raw, reasoning, samples, finishReason, error } = row;
   return findValueProblem({ values, cells, parsed, raw, reasoning, samples, finishReason, error });
+}
+
+/** @throws UnstorableRowError when `row` cannot be stored as it is */
+export function assertStorable(row: PredictionRow): void {
+  const problem = unstorableProblem(row);
+  if (problem) throw new UnstorableRowError(problem);
 }
 
 function json(value: unknown): string | null {
@@ -199,7 +159,7 @@ const INSERT = `
       latency_ms_sum = r.latency_ms_sum + t.latency,
       status = CASE
         WHEN r.status IN ('QUEUED', 'RUNNING') AND r.succeeded_count + t.succeeded + r.failed_count + t.failed >= r.total_reports THEN
-          CASE WHEN r.failed_count + t.failed = 0 THEN 'SUCCEEDED' WHEN r.succeeded_count + t.succeeded = 0 THEN 'FAILED' ELSE 'PARTIAL' END
+          ${finishedRunStatusSql('r.succeeded_count + t.succeeded', 'r.failed_count + t.failed')}
         ELSE r.status END,
       finished_at = CASE
         WHEN r.status IN ('QUEUED', 'RUNNING') AND r.succeeded_count + t.succeeded + r.failed_count + t.failed >= r.total_reports THEN now()
@@ -242,10 +202,7 @@ function insertParameters(rows: PredictionRow[]): unknown[] {
  * @throws UnstorableRowError before any statement when a row cannot be stored as it is
  */
 export async function insertPredictions(query: (sql: string, params: unknown[]) => Promise<unknown>, rows: PredictionRow[]): Promise<InsertedRow[]> {
-  for (const row of rows) {
-    const problem = unstorableProblem(row);
-    if (problem) throw new UnstorableRowError(problem);
-  }
+  for (const row of rows) assertStorable(row);
   return (await query(INSERT, insertParameters(rows))) as InsertedRow[];
 }
 
@@ -262,9 +219,8 @@ export class PredictionWriter {
    * Resolves after the commit: true when this call inserted the prediction, false when it existed.
    * Rejects at once with an {@link UnstorableRowError} for a row that cannot be stored as it is.
    */
-  write(row: PredictionRow): Promise<boolean> {
-    const problem = unstorableProblem(row);
-    if (problem) return Promise.reject(new UnstorableRowError(problem));
+  async write(row: PredictionRow): Promise<boolean> {
+    assertStorable(row);
     return new Promise((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
       this.flushing ??= this.drain();

@@ -7,8 +7,10 @@ import { selectExamples } from '../../extraction/example-selection';
 import { RUN_SNAPSHOT_VERSION, strategyContext, type RunSnapshot } from '../../extraction/run-snapshot';
 import { runStrategy } from '../../extraction/strategies';
 import { DEFAULT_EXAMPLE_COUNT } from '../../extraction/strategies/common';
-import { describeFailure, ExecutorAbort, redact } from '../../jobs/failure';
-import { emptyRow, insertPredictions, succeededRow, UnstorableRowError, unstorableProblem, type PredictionRow, type RowKey } from '../../jobs/prediction-writer';
+import { ExecutorAbort } from '../../jobs/failure';
+import { predictionOutcome, type PredictionOutcome } from '../../jobs/prediction-outcome';
+import { insertPredictions, type PredictionRow, type RowKey } from '../../jobs/prediction-writer';
+import { finishedRunStatusSql } from '../../jobs/run-status';
 import { decodeId } from '../../graphql/node';
 import { Dataset } from '../dataset/dataset.entity';
 import { containsNul } from '../imports/text-checks';
@@ -18,12 +20,12 @@ import { badInput, conflict, notFound } from '../../graphql/errors';
 import { LlmError } from '../../llm/llm-error';
 import { Role } from '../api-key/api-key.entity';
 import { canSee, requireRole, type Principal } from '../api-key/principal';
-import { InvalidCategory } from '../annotation/annotation.entity';
 import type { EndpointService } from '../endpoint/endpoint.service';
 import { EndpointKind, type Endpoint } from '../endpoint/endpoint.entity';
 import type { Model, SamplingParams } from '../endpoint/model.entity';
 import { Prompt } from '../prompt/prompt.entity';
-import { Prediction, PredictionStatus, type PredictedField } from '../run/prediction.entity';
+import { predictedFields } from '../run/predicted-fields';
+import { Prediction, PredictionStatus, type StoredCell } from '../run/prediction.entity';
 import type { VariableInput } from '../use-case/use-case.input';
 import { UseCase } from '../use-case/use-case.entity';
 import type { UseCaseService } from '../use-case/use-case.service';
@@ -128,6 +130,62 @@ export interface ExtractionTarget {
 function estimateTokens(value: unknown): number {
   const text = typeof value === 'string' ? value : JSON.stringify(value ?? '');
   return Math.ceil(text.length / CHARS_PER_TOKEN);
+}
+
+/** The row of an extract call before it has a run and a report: storePrediction gives it those. */
+const UNSTORED: RowKey = { projectId: '', runId: '', reportId: '' };
+
+/** What an extract call answers for a report's outcome (the stored prediction and warnings aside). */
+function extractAnswer(outcome: PredictionOutcome, variables: readonly Variable[]): Omit<ExtractPayload, 'prediction' | 'warnings'> {
+  if (outcome.status === 'FAILED') {
+    return {
+      status: PredictionStatus.FAILED,
+      error: outcome.failure.message,
+      errorCode: outcome.failure.code,
+      values: {},
+      fields: [],
+      json: null,
+      raw: [],
+      reasoning: [],
+      parseError: null,
+      finishReason: null,
+      truncated: false,
+      inputTruncated: false,
+      latencyMs: outcome.latencyMs,
+      promptTokens: null,
+      completionTokens: null,
+      attempts: outcome.failure.attempts,
+      calls: 0,
+      samples: null,
+      steps: null,
+      skipped: [],
+    };
+  }
+  const { result } = outcome;
+  const list = (x: string | string[] | null) => (x === null ? [] : Array.isArray(x) ? x : [x]);
+  return {
+    status: PredictionStatus.SUCCEEDED,
+    error: null,
+    errorCode: null,
+    values: result.values,
+    // The stored cells, skipped ones marked: the fields read as the stored prediction's do.
+    fields: predictedFields(variables.map((v) => v.key), outcome.row.cells as Record<string, StoredCell>),
+    json: result.json,
+    raw: list(result.raw),
+    reasoning: list(result.reasoning).filter((r) => r !== null && r !== ''),
+    parseError: result.parseError,
+    finishReason: result.finishReason,
+    truncated: result.truncated,
+    inputTruncated: result.inputTruncated,
+    latencyMs: outcome.latencyMs,
+    promptTokens: result.promptTokens,
+    completionTokens: result.completionTokens,
+    attempts: result.attempts,
+    calls: result.calls,
+    samples: result.samples ?? null,
+    steps: result.steps ?? null,
+    skipped: result.skipped,
+  };
 }
 
 export class ExtractionService {
@@ -275,90 +333,21 @@ export class ExtractionService {
     const started = performance.now();
     const deadline = AbortSignal.timeout(snapshot.deadlineMs);
     const abort = signal ? AbortSignal.any([deadline, signal]) : deadline;
+    const outcomeSettings = { deadlineMs: snapshot.deadlineMs, secrets: [apiKey] };
+    let outcome: PredictionOutcome;
     try {
       const result = await runStrategy(input.strategy, strategyContext(snapshot, this.endpoints.connections.chat(target.endpoint), { id: input.reportId, text: input.text }, abort));
       // Refused whether or not it is stored: the answer is the same either way.
-      const unstorable = unstorableProblem(succeededRow({ projectId: '', runId: '', reportId: '' }, result));
-      if (unstorable) throw new UnstorableRowError(unstorable);
-      const fields: PredictedField[] = target.variables.map((v) => {
-        const cell = result.cells[v.key];
-        return {
-          key: v.key,
-          value: cell?.status === 'VALUE' ? cell.value : null,
-          valid: cell !== undefined && cell.status !== 'INVALID',
-          missing: cell?.status === 'MISSING',
-          invalidCategory: !cell ? InvalidCategory.MISSING : cell.status === 'INVALID' ? (cell.category as InvalidCategory) : null,
-          skipped: result.skipped.includes(v.key),
-        };
-      });
-      const list = (x: string | string[] | null) => (x === null ? [] : Array.isArray(x) ? x : [x]);
-      const prediction = store ? await this.storePrediction(target, snapshot, warnings, store, (key) => succeededRow(key, result)) : null;
-      return {
-        prediction,
-        status: PredictionStatus.SUCCEEDED,
-        error: null,
-        errorCode: null,
-        warnings,
-        values: result.values,
-        fields,
-        json: result.json,
-        raw: list(result.raw),
-        reasoning: list(result.reasoning).filter((r) => r !== null && r !== ''),
-        parseError: result.parseError,
-        finishReason: result.finishReason,
-        truncated: result.truncated,
-        inputTruncated: result.inputTruncated,
-        latencyMs: Math.round(result.latencyMs),
-        promptTokens: result.promptTokens,
-        completionTokens: result.completionTokens,
-        attempts: result.attempts,
-        calls: result.calls,
-        samples: result.samples ?? null,
-        steps: result.steps ?? null,
-        skipped: result.skipped,
-      };
+      outcome = predictionOutcome(UNSTORED, { result }, outcomeSettings);
     } catch (error) {
       if (error instanceof ExtractionError && error.code !== 'ALL_CALLS_FAILED') throw badInput(error.message, { reason: error.code });
       const reason = deadline.aborted ? new ExecutorAbort('DEADLINE') : error;
       const cause = reason instanceof ExtractionError ? (reason.cause ?? reason) : reason;
-      if (!(cause instanceof LlmError) && !(cause instanceof ExtractionError) && !(cause instanceof ExecutorAbort) && !(cause instanceof UnstorableRowError)) throw error;
-      const failure = describeFailure(cause, snapshot.deadlineMs, 1);
-      const latencyMs = Math.round(performance.now() - started);
-      const message = redact(failure.message, [apiKey]);
-      const prediction = store
-        ? await this.storePrediction(target, snapshot, warnings, store, (key) => ({
-            ...emptyRow(key),
-            latencyMs,
-            attempts: failure.attempts,
-            error: message,
-            errorCode: failure.code,
-          }))
-        : null;
-      return {
-        prediction,
-        status: PredictionStatus.FAILED,
-        error: message,
-        errorCode: failure.code,
-        warnings,
-        values: {},
-        fields: [],
-        json: null,
-        raw: [],
-        reasoning: [],
-        parseError: null,
-        finishReason: null,
-        truncated: false,
-        inputTruncated: false,
-        latencyMs,
-        promptTokens: null,
-        completionTokens: null,
-        attempts: failure.attempts,
-        calls: 0,
-        samples: null,
-        steps: null,
-        skipped: [],
-      };
+      if (!(cause instanceof LlmError) && !(cause instanceof ExtractionError) && !(cause instanceof ExecutorAbort)) throw error;
+      outcome = predictionOutcome(UNSTORED, { error: cause, latencyMs: Math.round(performance.now() - started) }, outcomeSettings);
     }
+    const prediction = store ? await this.storePrediction(target, snapshot, warnings, store, outcome.row) : null;
+    return { prediction, warnings, ...extractAnswer(outcome, target.variables) };
   }
 
   /** The dataset an extract call stores into, checked before the endpoint is called. */
@@ -385,7 +374,7 @@ export class ExtractionService {
     snapshot: RunSnapshot,
     warnings: string[],
     store: { dataset: Dataset; externalId: string; text: string },
-    rowOf: (key: RowKey) => PredictionRow,
+    row: PredictionRow,
   ): Promise<Prediction> {
     const { dataset, externalId, text } = store;
     const fingerprint = createHash('sha256').update(JSON.stringify(snapshot)).digest('hex');
@@ -429,11 +418,11 @@ export class ExtractionService {
           }),
         );
       }
-      const inserted = await insertPredictions((sql, params) => manager.query(sql, params), [rowOf({ projectId: dataset.projectId, runId: run.id, reportId })]);
+      const inserted = await insertPredictions((sql, params) => manager.query(sql, params), [{ ...row, projectId: dataset.projectId, runId: run.id, reportId }]);
       if (inserted.length === 0) throw conflict(`Report "${externalId.slice(0, 80)}" already has a prediction of these settings`, { field: 'store.externalId' });
       await manager.query(
         `UPDATE runs SET total_reports = total_reports + 1, finished_at = now(),
-           status = CASE WHEN failed_count = 0 THEN 'SUCCEEDED' WHEN succeeded_count = 0 THEN 'FAILED' ELSE 'PARTIAL' END
+           status = ${finishedRunStatusSql('succeeded_count', 'failed_count')}
          WHERE id = $1`,
         [run.id],
       );

@@ -26,10 +26,9 @@ import {
   StartRunPayload,
 } from './run-execution.input';
 import { runProgress } from './run-progress';
-import { RunStatus } from './run.entity';
+import { TERMINAL_RUN_STATUSES } from '../../jobs/run-status';
 import { RunConnection } from './run.types';
 
-const TERMINAL = new Set([RunStatus.SUCCEEDED, RunStatus.PARTIAL, RunStatus.FAILED, RunStatus.CANCELLED]);
 /** Subscriptions reload this often without events: a missed notification or a deleted run is noticed. */
 const REFRESH_MS = 5000;
 
@@ -87,7 +86,7 @@ export class RunExecutionResolver {
       await ctx.services.runs.get(ctx.principal, runId);
       const load = async (_events: BusEvent[], end: () => void): Promise<RunProgressEvent[]> => {
         const run = await ctx.services.runs.get(ctx.principal, runId);
-        if (TERMINAL.has(run.status)) end();
+        if (TERMINAL_RUN_STATUSES.has(run.status)) end();
         return [await runProgress(ctx.services, run)];
       };
       return subscription(ctx.services.bus, (e) => e.kind === 'run' && e.runId === runId, load, (end) => load([], end), {
@@ -106,12 +105,12 @@ export class RunExecutionResolver {
       const ctx = context as GraphQLContext;
       const runId = decodeId((args as RunIdArgs).runId, 'Run', 'runId');
       const run = await ctx.services.runs.get(ctx.principal, runId);
-      if (TERMINAL.has(run.status)) return subscription(ctx.services.bus, () => false, async () => [], async (end) => (end(), []));
+      if (TERMINAL_RUN_STATUSES.has(run.status)) return subscription(ctx.services.bus, () => false, async () => [], async (end) => (end(), []));
       const load = async (events: BusEvent[], end: () => void): Promise<Prediction[]> => {
         // The run's status travels with its own events; refreshes check it too (and that it still exists).
         if (events.length === 0 || events.some((e) => e.kind === 'run')) {
           const current = await ctx.services.runs.get(ctx.principal, runId);
-          if (TERMINAL.has(current.status)) end();
+          if (TERMINAL_RUN_STATUSES.has(current.status)) end();
         }
         const ids = events.flatMap((e) => (e.kind === 'predictions' ? e.ids : []));
         return ctx.services.runs.predictionsByIds(runId, ids);

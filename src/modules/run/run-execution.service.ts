@@ -6,6 +6,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { RunEventPublisher } from '../../jobs/events';
 import type { JobQueue } from '../../jobs/queue';
+import { finishedRunStatusSql } from '../../jobs/run-status';
 import { badInput, conflict, notFound } from '../../graphql/errors';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
@@ -247,7 +248,7 @@ export class RunExecutionService {
       `UPDATE runs r SET
          succeeded_count = c.succeeded, failed_count = c.failed, prompt_tokens = c.prompt_tokens,
          completion_tokens = c.completion_tokens, latency_ms_sum = c.latency,
-         status = CASE WHEN $2::int > 0 THEN 'QUEUED' WHEN c.failed = 0 THEN 'SUCCEEDED' WHEN c.succeeded = 0 THEN 'FAILED' ELSE 'PARTIAL' END,
+         status = CASE WHEN $2::int > 0 THEN 'QUEUED' ELSE ${finishedRunStatusSql('c.succeeded', 'c.failed')} END,
          finished_at = CASE WHEN $2::int > 0 THEN NULL ELSE coalesce(r.finished_at, now()) END,
          paused_ms = r.paused_ms + CASE WHEN $2::int > 0 AND r.started_at IS NOT NULL AND r.finished_at IS NOT NULL
                                         THEN (extract(epoch FROM now() - r.finished_at) * 1000)::bigint ELSE 0 END,

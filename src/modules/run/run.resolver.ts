@@ -4,13 +4,13 @@ import { PageArgs } from '../../graphql/connection';
 import { decodeId } from '../../graphql/node';
 import { nestedConnection } from '../../graphql/child-connections';
 import { predictionsPageByRun, datasetById, endpointById, modelById, promptById, reportById, runById, useCaseById, variablesByUseCase } from '../../graphql/node-loaders';
-import { InvalidCategory } from '../annotation/annotation.entity';
 import { Dataset } from '../dataset/dataset.entity';
 import { Report } from '../dataset/report.entity';
 import { Model } from '../endpoint/model.entity';
 import { Prompt } from '../prompt/prompt.entity';
 import { UseCase } from '../use-case/use-case.entity';
 import { PredictedField, Prediction } from './prediction.entity';
+import { predictedFields } from './predicted-fields';
 import { ImportPredictionsInput, ImportPredictionsPayload, PredictionFilter } from './run.input';
 import { Run, RunProgress, RunStatus, RunUsage } from './run.entity';
 import { RunTelemetry } from './run-execution.input';
@@ -123,19 +123,6 @@ export class PredictionResolver {
     const run = await ctx.loaders.get(runById).load(prediction.runId);
     if (!run) return [];
     const variables = await ctx.loaders.get(variablesByUseCase).load(run.useCaseId);
-    return variables.map((variable) => {
-      const cell = prediction.cells[variable.key];
-      if (!cell) {
-        return { key: variable.key, value: null, valid: false, missing: false, invalidCategory: InvalidCategory.MISSING, skipped: false };
-      }
-      return {
-        key: variable.key,
-        value: cell.status === 'VALUE' ? cell.value : null,
-        valid: cell.status !== 'INVALID',
-        missing: cell.status === 'MISSING',
-        invalidCategory: cell.status === 'INVALID' ? (cell.category as InvalidCategory) : null,
-        skipped: cell.skipped === true,
-      };
-    });
+    return predictedFields(variables.map((v) => v.key), prediction.cells);
   }
 }
