@@ -5,9 +5,19 @@
  */
 import { unsafeUniformIntDistribution, xoroshiro128plus } from 'pure-rand';
 import { ExtractionError } from './errors';
-import type { PromptExample } from './types';
+import type { ExampleSelection, PromptExample, StrategyName } from './types';
 
 export const DEFAULT_EXAMPLE_SEED = 42;
+
+/** Examples per strategy when not named or counted explicitly (paper §2.3: one, three). */
+export const DEFAULT_EXAMPLE_COUNT: Readonly<Record<StrategyName, number>> = {
+  ZERO_SHOT: 0,
+  ONE_SHOT: 1,
+  FEW_SHOT: 3,
+  CHAIN_OF_THOUGHT: 3,
+  SELF_CONSISTENCY: 3,
+  PROMPT_GRAPH: 3,
+};
 
 /**
  * Draws `count` distinct indices of `0..n-1` (all of them, shuffled, when count ≥ n).
@@ -40,10 +50,32 @@ export function selectExamples(
   if (opts.names && opts.names.length > 0) {
     return opts.names.map((name) => {
       const hit = examples.find((e) => e.name === name);
-      if (!hit) throw new ExtractionError('NO_EXAMPLES', `no example named "${name}"`);
+      if (!hit) throw Object.assign(new ExtractionError('NO_EXAMPLES', `no example named "${name}"`), { field: 'exampleNames' });
       return hit;
     });
   }
   if (opts.count === 0 || examples.length === 0) return [];
   return drawIndices(examples.length, opts.count, opts.seed ?? DEFAULT_EXAMPLE_SEED).map((i) => examples[i]!);
+}
+
+/**
+ * The examples a strategy shows, for a run's snapshot and for a strategy run from a bare context
+ * alike: none for ZERO_SHOT; those already chosen, by name, or drawn with the seed (the
+ * strategy's default count) otherwise. ONE_SHOT and FEW_SHOT need at least one.
+ * @throws ExtractionError NO_EXAMPLES (with the input it is in) when a name is unknown or a
+ *   strategy that needs examples has none.
+ */
+export function strategyExamples(
+  strategy: StrategyName,
+  examples: readonly PromptExample[],
+  selection: ExampleSelection & { seed?: number | null },
+): PromptExample[] {
+  if (strategy === 'ZERO_SHOT') return [];
+  const chosen = selection.chosen
+    ? [...examples]
+    : selectExamples(examples, { names: selection.names ?? null, count: selection.count ?? DEFAULT_EXAMPLE_COUNT[strategy], seed: selection.seed ?? null });
+  if ((strategy === 'ONE_SHOT' || strategy === 'FEW_SHOT') && chosen.length === 0) {
+    throw Object.assign(new ExtractionError('NO_EXAMPLES', `${strategy} needs at least one example; the prompt has none`), { field: 'promptId' });
+  }
+  return chosen;
 }

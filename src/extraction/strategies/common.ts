@@ -1,8 +1,7 @@
 /** What every strategy shares: preparing the context, building requests, one call, the result shape. */
 import type { NormalisedCell } from '../../analytics/types';
 import { applyContextLimit } from '../context-limit';
-import { ExtractionError } from '../errors';
-import { selectExamples } from '../example-selection';
+import { strategyExamples } from '../example-selection';
 import { parseOutput } from '../output-parser';
 import { buildResponseFormat } from '../response-schema';
 import type {
@@ -35,16 +34,6 @@ export const STRATEGY_FAMILY: Readonly<Record<StrategyName, PromptFamily>> = {
   PROMPT_GRAPH: 'REASONING',
 };
 
-/** Examples per strategy when not named or counted explicitly (paper §2.3: one, three). */
-export const DEFAULT_EXAMPLE_COUNT: Readonly<Record<StrategyName, number>> = {
-  ZERO_SHOT: 0,
-  ONE_SHOT: 1,
-  FEW_SHOT: 3,
-  CHAIN_OF_THOUGHT: 3,
-  SELF_CONSISTENCY: 3,
-  PROMPT_GRAPH: 3,
-};
-
 export interface Prepared {
   variables: ExtractionVariable[];
   report: ReportInput;
@@ -52,20 +41,11 @@ export interface Prepared {
   examples: PromptExample[];
 }
 
-/** Validates variables, applies the context limit and selects the examples. */
+/** Validates variables, applies the context limit and picks the examples. */
 export function prepare(ctx: StrategyContext, strategy: StrategyName): Prepared {
   validateVariables(ctx.variables);
   const { report, truncated } = applyContextLimit(ctx.report, ctx.contextLimit);
-  let examples: PromptExample[] = [];
-  if (strategy !== 'ZERO_SHOT') {
-    const count = ctx.exampleSelection?.count ?? DEFAULT_EXAMPLE_COUNT[strategy];
-    examples = ctx.exampleSelection?.chosen
-      ? [...(ctx.examples ?? [])]
-      : selectExamples(ctx.examples ?? [], { names: ctx.exampleSelection?.names, count, seed: ctx.seed });
-    if ((strategy === 'ONE_SHOT' || strategy === 'FEW_SHOT') && examples.length === 0) {
-      throw new ExtractionError('NO_EXAMPLES', `${strategy} needs at least one example`);
-    }
-  }
+  const examples = strategyExamples(strategy, ctx.examples ?? [], { ...ctx.exampleSelection, seed: ctx.seed });
   return { variables: sortVariables(ctx.variables), report, inputTruncated: truncated, examples };
 }
 

@@ -2,11 +2,8 @@ import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { exportFrameworkPromptYaml, importFrameworkConfig, type FrameworkModelConfig } from '../../extraction/config-yaml';
 import { ExtractionError } from '../../extraction/errors';
-import { CHARS_PER_TOKEN } from '../../extraction/context-limit';
-import { selectExamples } from '../../extraction/example-selection';
-import { RUN_SNAPSHOT_VERSION, strategyContext, type RunSnapshot } from '../../extraction/run-snapshot';
+import { buildRunSnapshot, strategyContext, type RunSnapshot, type SnapshotSource } from '../../extraction/run-snapshot';
 import { runStrategy } from '../../extraction/strategies';
-import { DEFAULT_EXAMPLE_COUNT } from '../../extraction/strategies/common';
 import { ExecutorAbort } from '../../jobs/failure';
 import { predictionOutcome, type PredictionOutcome } from '../../jobs/prediction-outcome';
 import { insertPredictions, type PredictionRow, type RowKey } from '../../jobs/prediction-writer';
@@ -15,14 +12,14 @@ import { decodeId } from '../../graphql/node';
 import { Dataset } from '../dataset/dataset.entity';
 import { containsNul } from '../imports/text-checks';
 import { PromptStrategy, Run, RunSource, RunStatus } from '../run/run.entity';
-import type { ContextLimit, ExtractionVariable, PromptExample as EnginePromptExample, PromptParts, SamplingParams as EngineSampling } from '../../extraction/types';
+import type { ExtractionVariable, PromptExample as EnginePromptExample, PromptParts } from '../../extraction/types';
 import { badInput, conflict, notFound } from '../../graphql/errors';
 import { LlmError } from '../../llm/llm-error';
 import { Role } from '../api-key/api-key.entity';
 import { canSee, requireRole, type Principal } from '../api-key/principal';
 import type { EndpointService } from '../endpoint/endpoint.service';
-import { EndpointKind, type Endpoint } from '../endpoint/endpoint.entity';
-import type { Model, SamplingParams } from '../endpoint/model.entity';
+import type { Endpoint } from '../endpoint/endpoint.entity';
+import type { Model } from '../endpoint/model.entity';
 import { Prompt } from '../prompt/prompt.entity';
 import { predictedFields } from '../run/predicted-fields';
 import { Prediction, PredictionStatus, type StoredCell } from '../run/prediction.entity';
@@ -78,46 +75,6 @@ function examplesInVariableOrder(prompt: Prompt | null, variables: Variable[]): 
   })) as EnginePromptExample[];
 }
 
-/** The range each sampling parameter may take (what vLLM, SGLang and OpenAI accept). */
-const SAMPLING_RANGES: Record<keyof SamplingParams, { min: number; max: number; integer?: boolean; above?: boolean }> = {
-  temperature: { min: 0, max: 2 },
-  topP: { min: 0, max: 1, above: true },
-  topK: { min: -1, max: 100_000, integer: true },
-  maxTokens: { min: 1, max: 10_000_000, integer: true },
-  seed: { min: 0, max: 2_147_483_647, integer: true },
-  frequencyPenalty: { min: -2, max: 2 },
-  presencePenalty: { min: -2, max: 2 },
-  repetitionPenalty: { min: 0, max: 10, above: true },
-};
-
-/** @throws DomainException BAD_USER_INPUT naming the first parameter out of range. */
-export function checkSampling(sampling: SamplingParams | null | undefined): void {
-  for (const [key, value] of Object.entries(sampling ?? {})) {
-    if (value === null || value === undefined) continue;
-    const range = SAMPLING_RANGES[key as keyof SamplingParams];
-    if (!range) continue;
-    const bad = !Number.isFinite(value) || (range.integer && !Number.isInteger(value)) || value > range.max || (range.above ? value <= range.min : value < range.min);
-    if (bad) {
-      const low = range.above ? `above ${range.min}` : `from ${range.min}`;
-      throw badInput(`sampling.${key} must be ${range.integer ? 'a whole number' : 'a number'} ${low} ${range.above ? 'and at most' : 'to'} ${range.max}`, { field: `sampling.${key}` });
-    }
-  }
-}
-
-function definedSampling(sampling: SamplingParams | null | undefined): EngineSampling & { seed?: number } {
-  const out: Record<string, number> = {};
-  for (const [key, value] of Object.entries(sampling ?? {})) if (typeof value === 'number') out[key] = value;
-  return out;
-}
-
-/** Self-consistency samples per request: each is a model call. */
-export const MAX_SAMPLES = 20;
-const MAX_EXAMPLES = 20;
-/** Output budget assumed when a run sets no maxTokens, for fitting the report into the context. */
-const DEFAULT_OUTPUT_TOKENS = 2048;
-/** Longest overall deadline of one report; a work item's lease is at least twice this. */
-export const MAX_DEADLINE_MS = 420_000;
-
 /** What the run or the extract call is made of, resolved and checked. */
 export interface ExtractionTarget {
   useCase: UseCase;
@@ -125,11 +82,6 @@ export interface ExtractionTarget {
   endpoint: Endpoint;
   prompt: Prompt | null;
   variables: Variable[];
-}
-
-function estimateTokens(value: unknown): number {
-  const text = typeof value === 'string' ? value : JSON.stringify(value ?? '');
-  return Math.ceil(text.length / CHARS_PER_TOKEN);
 }
 
 /** The row of an extract call before it has a run and a report: storePrediction gives it those. */
@@ -208,116 +160,34 @@ export class ExtractionService {
   }
 
   /**
-   * The immutable configuration of a run (or of one extract call): the model's defaults, the
-   * prompt's imported model config and the request merged in that order; the examples chosen
-   * with the seed; the report budget that fits the model's context. Warnings name what the
-   * endpoint may not honour.
+   * The immutable configuration of a run (or of one extract call) from the target as stored now
+   * (see buildRunSnapshot).
    * @throws DomainException BAD_USER_INPUT on settings out of range or examples that do not exist.
    */
   snapshot(target: ExtractionTarget, settings: StrategySettingsInput): { snapshot: RunSnapshot; warnings: string[] } {
     const { useCase, model, endpoint, prompt, variables } = target;
-    const bounded = (field: string, value: number | null | undefined, max: number, min = 1) => {
-      if (value !== null && value !== undefined && (!Number.isInteger(value) || value < min || value > max)) {
-        throw badInput(`${field} must be an integer from ${min} to ${max}`, { field });
-      }
-    };
-    bounded('samples', settings.samples, MAX_SAMPLES);
-    bounded('temperatures', settings.temperatures?.length, MAX_SAMPLES);
-    bounded('exampleCount', settings.exampleCount, MAX_EXAMPLES);
-    bounded('contextLimitTokens', settings.contextLimitTokens, 10_000_000);
-    bounded('stepTimeoutMs', settings.stepTimeoutMs, 3_600_000);
-    bounded('deadlineMs', settings.deadlineMs, MAX_DEADLINE_MS, 1000);
-    checkSampling(settings.sampling);
-    for (const [i, t] of (settings.temperatures ?? []).entries()) {
-      if (!Number.isFinite(t) || t < 0 || t > 2) throw badInput(`temperatures[${i}] must be from 0 to 2`, { field: 'temperatures' });
-    }
-    const warnings: string[] = [];
-    // The prompt's imported model config (MedicalRecordLLM model YAML) is the experiment's
-    // setting: it refines the model's defaults; what the request says wins over both.
-    const modelConfig = (prompt?.settings['modelConfig'] ?? null) as FrameworkModelConfig | null;
-    const sampling = {
-      ...definedSampling(model.defaultSampling),
-      ...definedSampling(modelConfig?.sampling as SamplingParams | undefined),
-      ...definedSampling(settings.sampling),
-    };
-    const { seed, ...decoding } = sampling;
-    const strategy = settings.strategy;
-    if (strategy === PromptStrategy.SELF_CONSISTENCY && decoding.topK === 1) {
-      // top_k 1 is greedy whatever the temperature: every sample would be the same answer.
-      delete decoding.topK;
-      warnings.push('top_k 1 makes every self-consistency sample greedy; it is not sent for this strategy');
-    }
-    const systemMessagesAllowed = settings.systemMessagesAllowed ?? modelConfig?.systemMessagesAllowed ?? null;
-    const mergeConsecutiveMessages = settings.mergeConsecutiveMessages ?? modelConfig?.mergeConsecutiveMessages ?? null;
-    const temperatures = settings.temperatures ?? (settings.samples ? null : (modelConfig?.selfConsistency?.temperatures ?? null));
-    const capabilities = endpoint.capabilities as { jsonSchema?: boolean | null; thinkingToggle?: boolean | null };
-    if (settings.constrained && capabilities.jsonSchema === false) {
-      warnings.push('constrained decoding requested, but the endpoint probe found json_schema output unsupported');
-    }
-    if (settings.thinking !== undefined && settings.thinking !== null && capabilities.thinkingToggle === false) {
-      warnings.push('a thinking setting was given, but the endpoint probe found the thinking toggle unsupported');
-    }
-    if (settings.thinking !== undefined && settings.thinking !== null && endpoint.kind === EndpointKind.OPENAI) {
-      warnings.push('OpenAI endpoints take no thinking toggle; it is not sent');
-    }
-
-    const examples = examplesInVariableOrder(prompt, variables);
-    let chosen: EnginePromptExample[] = [];
-    if (strategy !== PromptStrategy.ZERO_SHOT) {
-      try {
-        chosen = selectExamples(examples, {
-          names: settings.exampleNames ?? null,
-          count: settings.exampleCount ?? DEFAULT_EXAMPLE_COUNT[strategy],
-          seed: seed ?? null,
-        });
-      } catch (error) {
-        if (error instanceof ExtractionError) throw badInput(error.message, { reason: error.code, field: 'exampleNames' });
-        throw error;
-      }
-      if ((strategy === PromptStrategy.ONE_SHOT || strategy === PromptStrategy.FEW_SHOT) && chosen.length === 0) {
-        throw badInput(`${strategy} needs at least one example; the prompt has none`, { reason: 'NO_EXAMPLES', field: 'promptId' });
-      }
-    }
-    const extractionVariables = variables.map((v) => toExtractionVariable(v, useCase));
-    const parts = partsOf(prompt);
-
-    // What fits the model's context: its length less the output budget and everything of the
-    // prompt that is not the report.
-    let contextLimit: ContextLimit | null = settings.contextLimitTokens ? { maxTokens: settings.contextLimitTokens } : null;
-    if (model.maxModelLen) {
-      const overhead = estimateTokens(parts) + estimateTokens(chosen) + estimateTokens(extractionVariables) + 512;
-      const budget = Math.max(256, model.maxModelLen - (decoding.maxTokens ?? DEFAULT_OUTPUT_TOKENS) - overhead);
-      if (!contextLimit || (contextLimit.maxTokens ?? Infinity) > budget) {
-        if (contextLimit) warnings.push(`contextLimitTokens lowered to ${budget}, what fits the model's context of ${model.maxModelLen} tokens`);
-        contextLimit = { maxTokens: budget };
-      }
-    }
-    const deadlineMs = settings.deadlineMs ?? Math.min(MAX_DEADLINE_MS, 4 * endpoint.timeoutMs + 60_000);
-    const snapshot: RunSnapshot = {
-      version: RUN_SNAPSHOT_VERSION,
-      strategy,
-      model: { id: model.id, servedName: model.servedName, endpointId: endpoint.id, maxModelLen: model.maxModelLen },
-      prompt: prompt ? { id: prompt.id, version: prompt.version } : null,
-      variables: extractionVariables,
-      parts,
-      examples: chosen,
-      sampling: decoding,
-      seed: seed ?? null,
-      constrained: settings.constrained,
-      thinking: endpoint.kind === EndpointKind.OPENAI ? null : (settings.thinking ?? null),
-      guided: settings.guided,
-      systemMessagesAllowed,
-      mergeConsecutiveMessages,
-      contextLimit,
+    const source: SnapshotSource = {
+      model: { id: model.id, servedName: model.servedName, maxModelLen: model.maxModelLen, defaultSampling: model.defaultSampling },
+      endpoint: { id: endpoint.id, kind: endpoint.kind, timeoutMs: endpoint.timeoutMs, capabilities: endpoint.capabilities as SnapshotSource['endpoint']['capabilities'] },
+      prompt: prompt
+        ? {
+            id: prompt.id,
+            version: prompt.version,
+            parts: partsOf(prompt),
+            examples: examplesInVariableOrder(prompt, variables),
+            modelConfig: (prompt.settings['modelConfig'] ?? null) as FrameworkModelConfig | null,
+          }
+        : null,
+      variables: variables.map((v) => toExtractionVariable(v, useCase)),
       missingTokens: useCase.customMissingTokens,
-      selfConsistency:
-        strategy === PromptStrategy.SELF_CONSISTENCY
-          ? { ...(settings.samples ? { samples: settings.samples } : {}), ...(temperatures ? { temperatures } : {}) }
-          : null,
-      graph: settings.stepTimeoutMs ? { stepTimeoutMs: settings.stepTimeoutMs } : null,
-      deadlineMs,
     };
-    return { snapshot, warnings };
+    try {
+      return buildRunSnapshot(source, settings);
+    } catch (error) {
+      if (!(error instanceof ExtractionError)) throw error;
+      // A setting out of range names its field; examples that do not exist say why too.
+      throw badInput(error.message, error.code === 'BAD_INPUT' ? { field: error.field } : { reason: error.code, field: error.field });
+    }
   }
 
   /**
