@@ -4,6 +4,7 @@ import { PageArgs } from '../../graphql/connection';
 import { decodeId } from '../../graphql/node';
 import { datasetById, useCaseById } from '../../graphql/node-loaders';
 import { subscription, type BusEvent } from '../../graphql/pubsub';
+import { TERMINAL_RUN_STATUSES } from '../../jobs/run-status';
 import { Role } from '../api-key/api-key.entity';
 import { Dataset } from '../dataset/dataset.entity';
 import { UseCase } from '../use-case/use-case.entity';
@@ -26,7 +27,6 @@ import {
   StartRunPayload,
 } from './run-execution.input';
 import { runProgress } from './run-progress';
-import { TERMINAL_RUN_STATUSES } from '../../jobs/run-status';
 import { RunConnection } from './run.types';
 
 /** Subscriptions reload this often without events: a missed notification or a deleted run is noticed. */
