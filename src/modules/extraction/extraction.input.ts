@@ -1,4 +1,5 @@
 import { Field, Float, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import type { RunSettings } from '../../extraction/run-snapshot';
 import { JSONScalar } from '../../graphql/scalars';
 import { SamplingParams } from '../endpoint/model.entity';
 import { Prompt } from '../prompt/prompt.entity';
@@ -39,9 +40,12 @@ export class RunSettingsInput {
   deadlineMs?: number | null;
 }
 
-/** The settings of one model call pattern: strategy and its switches. */
+/**
+ * The settings of one model call pattern: strategy and its switches. What the snapshot builder
+ * takes (RunSettings), whose ranges are declared beside it (RUN_SETTING_LIMITS, SAMPLING_LIMITS).
+ */
 @InputType()
-export class StrategySettingsInput extends RunSettingsInput {
+export class StrategySettingsInput extends RunSettingsInput implements RunSettings {
   @Field(() => PromptStrategy, { defaultValue: PromptStrategy.ZERO_SHOT }) strategy!: PromptStrategy;
   @Field({ defaultValue: false, description: 'Constrained decoding: response_format json_schema from the variables.' }) constrained!: boolean;
   @Field({ nullable: true, description: 'Thinking on/off (chat_template_kwargs.enable_thinking; reasoning_effort for Ollama); unset: server default.' })
