@@ -193,16 +193,25 @@ const HEDGE_PREFIX_RE = new RegExp(`^(?:(?:>=|<=|≥|≤|>|<|~|≈|±|\\+/-)\\s*
 const HEDGE_SUFFIX_RE = /(?:\?|\+|\s+(?:or more|or less|or so|of meer|of minder|a více|či více))\s*$/iu;
 
 /**
+ * One end of a range that names no option: a single word holding a number or a code built around
+ * one (`7`, `4x`, `g4`, `t2a`, `1,5`) or a roman numeral (`iv`). Words without a digit are left
+ * out, so hyphenated words (`low-grade`, `well-differentiated`) are not ranges.
+ */
+const RANGE_END_RE = /^(?:[\p{L}]{0,4}[+-]?\d+(?:[.,]\d+)?[\p{L}]{0,3}|[ivx]{1,6})$/u;
+
+/**
  * Classify a string that did not resolve as a single value. `resolve` maps one folded piece to a
  * value key (an option, or a number as string) or undefined.
  */
 function classifyUnmatched(folded: string, resolve: (piece: string) => string | undefined): NormalisedCell {
-  // Range: some split of the text at a range separator has both sides resolvable.
+  // Range (§3): some split at a range separator has two value-like ends. An end need not be an
+  // option: "3-4" against options 1..3 is still a hedge between two values, not OTHER.
+  const rangeEnd = (piece: string): boolean => resolve(piece) !== undefined || RANGE_END_RE.test(piece);
   for (const m of folded.matchAll(RANGE_SEP_RE)) {
     const start = m.index;
     const left = folded.slice(0, start).trim();
     const right = folded.slice(start + m[0].length).trim();
-    if (left !== '' && right !== '' && resolve(left) !== undefined && resolve(right) !== undefined) {
+    if (left !== '' && right !== '' && rangeEnd(left) && rangeEnd(right)) {
       return invalid('AMBIGUOUS', 'range');
     }
   }
@@ -356,10 +365,10 @@ function normaliseList(c: CompiledSpec, raw: unknown): NormalisedCell {
  * - LIST: array, JSON-array string, or a plain string as a one-item list; items trimmed, empty
  *   and missing-token items dropped; an empty result is MISSING.
  *
- * INVALID categories (§3): wrong JSON type → OUT_OF_FORMAT; a range of two values
- * (`"3-4"`) or a hedge/comparison (`"possibly 4"`, `">1"`, `"10?"`) → AMBIGUOUS; several
- * values (`"4A or 4B"`, `["G2","G3"]`) → MULTI_VALUED; anything else (outside the option list,
- * refusals, units, words) → OTHER. There is no nearest-option guessing.
+ * INVALID categories (§3): wrong JSON type → OUT_OF_FORMAT; a range of two values, options or
+ * not (`"3-4"`, `"G3-G4"`), or a hedge/comparison (`"possibly 4"`, `">1"`, `"10?"`) →
+ * AMBIGUOUS; several values (`"4A or 4B"`, `["G2","G3"]`) → MULTI_VALUED; anything else
+ * (outside the option list, refusals, units, words) → OTHER. There is no nearest-option guessing.
  *
  * Source: docs/scoring.md §1, §3; RADS benchmark paper (taxonomy). Complexity: O(length of raw)
  * after a once-per-spec compilation that is cached.

@@ -164,6 +164,26 @@ describe('categorical matching', () => {
     expect(category(fazekas, '>1')).toBe('AMBIGUOUS');
   });
 
+  it('classifies a range as AMBIGUOUS whatever its ends, options or not', () => {
+    expect(category(fazekas, '3-4')).toBe('AMBIGUOUS');
+    expect(category(fazekas, '7-9')).toBe('AMBIGUOUS');
+    expect(category(fazekas, '3 tot 4')).toBe('AMBIGUOUS');
+    expect(category(grade, 'G3-G4')).toBe('AMBIGUOUS');
+    expect(category(grade, 'G4 - G5')).toBe('AMBIGUOUS');
+    expect(category(grade, 'II-III')).toBe('AMBIGUOUS');
+    expect(category(birads, '4C-5')).toBe('AMBIGUOUS');
+    expect(category(birads, '5 až 7')).toBe('AMBIGUOUS');
+    expect(category(breslow, 'T2-T3')).toBe('AMBIGUOUS');
+  });
+
+  it('does not take hyphenated words or dates for ranges', () => {
+    expect(category(grade, 'low-grade')).toBe('OTHER');
+    expect(category(grade, 'well-differentiated')).toBe('OTHER');
+    expect(category(dutchProcedure, 'excisie-biopsie')).toBe('OTHER');
+    expect(category(grade, '2020-01-05')).toBe('OTHER');
+    expect(category(grade, 'not assessable - see comment')).toBe('OTHER');
+  });
+
   it('unwraps one-item arrays and agreeing arrays', () => {
     expect(normaliseValue(grade, ['g2'])).toEqual(value('G2'));
     expect(normaliseValue(grade, ['G2', 'g2'])).toEqual(value('G2'));
