@@ -15,7 +15,7 @@ import type { DataSource } from 'typeorm';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Principal } from './modules/api-key/principal';
 import { createContext, type GraphQLContext } from './graphql/context';
-import { createErrorFormatter, DomainException } from './graphql/errors';
+import { badInput, createErrorFormatter, DomainException, toGraphQLError } from './graphql/errors';
 import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
 import { inlineFileVariables } from './graphql/inline-files';
 import { INVALID_UTF8_TYPE, verifyUtf8Body } from './graphql/input-guard';
@@ -335,6 +335,11 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
               await flushAudit(request.contextValue);
             },
             async didResolveOperation(request) {
+              // Over HTTP a subscription would run once as a query, and its root field has no
+              // resolver for that: the answer would be an internal null error.
+              if (request.operation?.operation === 'subscription') {
+                throw toGraphQLError(badInput('Subscriptions need the graphql-ws protocol: open a WebSocket on this same path (/graphql) instead of sending them by HTTP'));
+              }
               const meter = checkQueryCost(schema, request.document, request.operationName, request.request.variables ?? {});
               if (meter) request.contextValue.costMeter = meter;
             },

@@ -315,6 +315,11 @@ function normaliseTextScalar(c: CompiledSpec, raw: unknown, exact: boolean): Nor
   return invalid('OUT_OF_FORMAT', `${typeof raw} for a ${exact ? 'exact-string' : 'free-text'} variable`);
 }
 
+/** Text without NUL characters and without lone UTF-16 surrogates (well-formed Unicode). */
+function isValidText(s: string): boolean {
+  return !s.includes('\u0000') && (s as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
 function normaliseList(c: CompiledSpec, raw: unknown): NormalisedCell {
   if (isMissingScalar(c, raw)) return MISSING_CELL;
   let arr: unknown;
@@ -337,9 +342,15 @@ function normaliseList(c: CompiledSpec, raw: unknown): NormalisedCell {
     arr = raw;
   }
   if (!Array.isArray(arr)) return invalid('OUT_OF_FORMAT', `${typeof raw} for a list variable`);
+  const decoded = typeof raw === 'string';
   const items: string[] = [];
   for (const item of arr) {
     if (isMissingScalar(c, item)) continue;
+    // Escapes in a JSON-array string are decoded only here: "\u0000" or a lone "\ud800" becomes
+    // an item that is no valid text, which the checks made on the raw string could not see.
+    if (decoded && typeof item === 'string' && !isValidText(item)) {
+      return invalid('OUT_OF_FORMAT', 'list item is not valid text (a NUL character or half of a surrogate pair)');
+    }
     if (typeof item === 'string') items.push(item.normalize('NFC').trim());
     else if (typeof item === 'number' && Number.isFinite(item)) items.push(String(item));
     else return invalid('OUT_OF_FORMAT', `list item of type ${Array.isArray(item) ? 'array' : typeof item}`);
@@ -363,7 +374,8 @@ function normaliseList(c: CompiledSpec, raw: unknown): NormalisedCell {
  * - FREE_TEXT: trimmed string (numbers become their decimal string). EXACT_STRING additionally
  *   collapses internal whitespace; case is kept.
  * - LIST: array, JSON-array string, or a plain string as a one-item list; items trimmed, empty
- *   and missing-token items dropped; an empty result is MISSING.
+ *   and missing-token items dropped; an empty result is MISSING. A JSON-array string whose
+ *   escapes decode to a NUL character or a lone surrogate is OUT_OF_FORMAT.
  *
  * INVALID categories (§3): wrong JSON type → OUT_OF_FORMAT; a range of two values, options or
  * not (`"3-4"`, `"G3-G4"`), or a hedge/comparison (`"possibly 4"`, `">1"`, `"10?"`) →

@@ -664,6 +664,8 @@ export function documentCorpus(f: CorpusFixture): HostileCase[] {
     { name: 'a body that is not JSON', target, body: '{"query": "{ __typename }"', expect: 'refuse' },
     { name: 'a body that is a JSON array (batching)', target, body: JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]), expect: 'refuse' },
     { name: 'a body of invalid UTF-8', target, body: withBytes('{"query":"{ __typename }","variables":{"x":"@@"}}', Buffer.from([0xc3, 0x28, 0xff])), expect: 'refuse' },
+    { name: 'a subscription sent by HTTP POST', target, query: 'subscription { runProgress(runId: "x") { status } }', expect: 'refuse' },
+    { name: 'a subscription sent by HTTP GET', target, method: 'GET', query: 'subscription { runProgress(runId: "x") { status } }', expect: 'refuse' },
     { name: 'a mutation over GET', target, method: 'GET', query: `mutation { createProject(input: { name: "over get" }) { project { id } } }`, expect: 'refuse' },
     { name: 'a NUL in an inline string literal', target, query: `mutation { createDataset(input: ${badDataset}) { dataset { id } } }`, expect: 'refuse' },
     { name: 'a lone surrogate escape in an inline string literal', target, query: `mutation { createDataset(input: { useCaseId: "${f.ids.UseCase}", name: "bad\\ud800" }) { dataset { id } } }`, expect: 'refuse' },
@@ -819,6 +821,9 @@ export function fileCorpus(f: CorpusFixture): HostileCase[] {
   annotations('no variable column', 'CSV', 'id,colour\nR1,red\n');
   annotations('a NUL escape in a value', 'JSONL', '{"id":"R1","grade":"G1\\u0000"}');
   annotations('a lone surrogate in a value', 'JSONL', '{"id":"R1","site":"\\ud800"}');
+  annotations('a NUL escape inside a JSON list in a CSV cell', 'CSV', 'id,organs\nR1,"[""a\\u0000b""]"\n');
+  annotations('a lone surrogate escape inside a JSON list in a CSV cell', 'CSV', 'id,organs\nR1,"[""a\\ud800b""]"\n');
+  annotations('a NUL escape inside a JSON list in a JSON string', 'JSONL', JSON.stringify({ id: 'R1', organs: '["a\\u0000b"]' }));
   annotations('1e400 as a number', 'JSONL', '{"id":"R1","breslow_mm":1e400}');
   annotations('a value nested 65 levels', 'JSONL', JSON.stringify({ id: 'R1', organs: nested(64) }));
   annotations('a truncated JSON array', 'JSON', '[{"id":"R1","grade":"G1"}');
@@ -835,6 +840,8 @@ export function fileCorpus(f: CorpusFixture): HostileCase[] {
   predictions('a raw output with a lone surrogate escape', 'JSONL', 'RAW_OUTPUT', JSON.stringify({ id: 'R1', raw_output: '{"grade": "\\ud800"}' }));
   predictions('a raw output whose JSON nests 70 levels', 'JSONL', 'RAW_OUTPUT', JSON.stringify({ id: 'R1', raw_output: JSON.stringify({ grade: 'G1', deep: nested(70) }) }));
   predictions('a raw output with a NUL escape (removed, accepted)', 'JSONL', 'RAW_OUTPUT', JSON.stringify({ id: 'R1', raw_output: '{"grade": "G1\\u0000"}' }), 'either');
+  predictions('a NUL escape inside a JSON list string (an invalid cell, accepted)', 'JSONL', 'JSON_COLUMN', JSON.stringify({ id: 'R1', extracted_data: { organs: '["a\\u0000b"]' } }), 'either');
+  predictions('a lone surrogate escape inside a JSON list string (an invalid cell, accepted)', 'JSONL', 'JSON_COLUMN', JSON.stringify({ id: 'R1', extracted_data: { organs: '["\\ud800"]' } }), 'either');
   predictions('extracted data with 1e400', 'JSONL', 'JSON_COLUMN', '{"id":"R1","extracted_data":{"breslow_mm":1e400}}');
   predictions('a report that is not in the dataset', 'JSONL', 'JSON_COLUMN', '{"id":"NOPE","extracted_data":{}}');
   predictions('a MedicalRecordLLM CSV without its columns', 'CSV', 'MEDICAL_RECORD_LLM_CSV', 'a,b\n1,2\n');

@@ -298,6 +298,15 @@ describe('list values', () => {
     expect(category(organs, [{ organ: 'liver' }])).toBe('OUT_OF_FORMAT');
     expect(category(organs, { organ: 'liver' })).toBe('OUT_OF_FORMAT');
   });
+
+  it('refuses a JSON-array string whose escapes decode to a NUL or a lone surrogate', () => {
+    // The escapes are text in the string (a backslash, then u0000) and become characters only when parsed.
+    expect(category(organs, '["a\\u0000b"]')).toBe('OUT_OF_FORMAT');
+    expect(category(organs, '["lever", "\\ud800"]')).toBe('OUT_OF_FORMAT');
+    expect(category(organs, '["\\udc00x"]')).toBe('OUT_OF_FORMAT');
+    // A surrogate pair written as two escapes is one valid character.
+    expect(normaliseValue(organs, '["\\ud83e\\uddec"]')).toEqual(value(['\u{1F9EC}']));
+  });
 });
 
 describe('collapseValue', () => {
