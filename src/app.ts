@@ -508,7 +508,9 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         server.once('error', reject);
         server.listen(port, host, () => {
           const address = server.address();
-          resolve(typeof address === 'object' && address ? address.port : port);
+          const bound = typeof address === 'object' && address ? address.port : port;
+          services.egress.protectPort(bound);
+          resolve(bound);
         });
       }),
     close: async () => {

@@ -6,7 +6,8 @@ import { DatasetService } from './modules/dataset/dataset.service';
 import { safePublisher } from './jobs/events';
 import { DEFAULT_QUEUE_OPTIONS, JobQueue, poolOf, type QueueOptions } from './jobs/queue';
 import { PgEventBus } from './graphql/pubsub';
-import type { EgressPolicy } from './llm/egress';
+import { isIP } from 'node:net';
+import { defaultEgressPolicy, isThisMachine, normaliseHost, type EgressPolicy } from './llm/egress';
 import { createSecretBox, type SecretBox } from './llm/secret-box';
 import { BundleService } from './modules/bundle/bundle.service';
 import { ChartUrlSigner } from './modules/chart/chart-url';
@@ -50,8 +51,8 @@ export interface Services extends ScoringServices {
   /** Cross-process events (LISTEN/NOTIFY): run progress, predictions, cancellation, new work. */
   bus: PgEventBus;
   secretBox: SecretBox;
-  /** ENDPOINT_ALLOW, when set: every connection to an endpoint is checked against it. */
-  egress: EgressPolicy | undefined;
+  /** Where endpoints may point (egress.ts): ENDPOINT_ALLOW when set, else the default policy. Every connection to an endpoint is checked against it. */
+  egress: EgressPolicy;
 }
 
 export interface ServiceOptions {
@@ -74,7 +75,10 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
   const apiKeys = new ApiKeyService(dataSource);
   const useCases = new UseCaseService(dataSource);
   const secretBox = createSecretBox(options.secretKey);
-  const endpoints = new EndpointService(dataSource, new EndpointConnections(secretBox, options.egress));
+  const egress = options.egress ?? defaultEgressPolicy();
+  const databasePort = localDatabasePort(dataSource);
+  if (databasePort !== null) egress.protectPort(databasePort);
+  const endpoints = new EndpointService(dataSource, new EndpointConnections(secretBox, egress));
   const onEventError = options.onEventError ?? (() => undefined);
   const bus = new PgEventBus(poolOf(dataSource), { connectionString: (dataSource.options as { url?: string }).url }, onEventError);
   const queue = new JobQueue(dataSource, options.queue ?? DEFAULT_QUEUE_OPTIONS);
@@ -99,13 +103,27 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     ...scoring,
     extraction,
     exports: new ExportService(dataSource, runs, useCases, datasets, scoring),
-    bundles: new BundleService(dataSource, apiKeys),
+    bundles: new BundleService(dataSource, apiKeys, egress),
     charts: new ChartService(dataSource, useCases, datasets, scoring),
     chartUrls: new ChartUrlSigner(options.secretKey),
     execution: new RunExecutionService(dataSource, datasets, extraction, queue, safePublisher(bus, onEventError)),
     queue,
     bus,
     secretBox,
-    egress: options.egress,
+    egress,
   };
+}
+
+/** The database's port when it runs on this machine (the embedded one always does), else null. */
+function localDatabasePort(dataSource: DataSource): number | null {
+  const url = (dataSource.options as { url?: string }).url;
+  if (!url) return null;
+  try {
+    const parsed = new URL(url);
+    const host = normaliseHost(parsed.hostname);
+    const local = host === '' || host === 'localhost' || (isIP(host) !== 0 && isThisMachine(host));
+    return local ? (parsed.port ? Number(parsed.port) : 5432) : null;
+  } catch {
+    return null;
+  }
 }

@@ -29,6 +29,8 @@ async function main(): Promise<void> {
     egress: config.endpointAllow,
     analyticsThreads: config.analyticsThreads,
   });
+  // The servers of this deployment listen on PORT: endpoints may not point at them either.
+  services.egress.protectPort(config.port);
   await services.bus.start();
   const executor = await startWorker(dataSource, services, logger, config);
 

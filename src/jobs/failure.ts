@@ -5,7 +5,7 @@
  * is still redacted from the message, in case one reached it another way.
  */
 import { ExtractionError } from '../extraction/errors';
-import { EGRESS_DENIED_MESSAGE, LlmError } from '../llm/llm-error';
+import { egressDeniedMessageOf, LlmError } from '../llm/llm-error';
 import { UnstorableRowError } from './prediction-writer';
 
 export interface Failure {
@@ -52,7 +52,7 @@ function llmFailure(error: LlmError, deadlineMs: number): Failure {
     case 'CONNECTION': {
       if (error.reason === 'EGRESS_DENIED') {
         // The deployment's policy, not the endpoint's state.
-        return { code: 'EGRESS_DENIED', message: `${EGRESS_DENIED_MESSAGE} (${tries})`, attempts: error.attempts, transient: false };
+        return { code: 'EGRESS_DENIED', message: `${egressDeniedMessageOf(error)} (${tries})`, attempts: error.attempts, transient: false };
       }
       const system = error.reason ?? /\(([A-Z][A-Z0-9_]+)\)/.exec(error.message)?.[1];
       return { code: 'CONNECTION', message: `connection to the endpoint failed${system ? ` (${system})` : ''} (${tries})`, attempts: error.attempts, transient: true };

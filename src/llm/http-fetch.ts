@@ -11,14 +11,15 @@
  *   never lands on a host nobody registered;
  * - a body larger than `maxBodyBytes` (streamed or not) ends the request with ResponseTooLarge;
  * - with an egress policy, every connection is checked after DNS resolution (and IP literals
- *   before connecting): an address outside the policy is never connected to (EgressDenied).
+ *   before connecting), with the port it is for: an address the policy refuses is never
+ *   connected to (EgressDenied).
  */
 import type { LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable, Transform } from 'node:stream';
-import { EgressDenied, normaliseHost, type EgressPolicy } from './egress';
+import { EgressDenied, normaliseHost, portOf, type EgressPolicy } from './egress';
 
 /** Largest answer read from an endpoint unless the caller sets less. */
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
@@ -64,14 +65,14 @@ function agentsFor(egress: EgressPolicy | undefined): Agents {
   return agents;
 }
 
-/** net's `lookup` hook: the policy resolves, only allowed addresses are offered to connect. */
-function policyLookup(egress: EgressPolicy): LookupFunction {
+/** net's `lookup` hook for connections to `port`: the policy resolves, only allowed addresses are offered to connect. */
+function policyLookup(egress: EgressPolicy, port: number): LookupFunction {
   return (hostname, options, callback) => {
-    egress.resolve(hostname).then(
+    egress.resolve(hostname, port).then(
       (addresses: LookupAddress[]) => {
         const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
         if (wanted.length === 0) {
-          callback(new EgressDenied(), options.all ? [] : '', 0);
+          callback(new EgressDenied('NOT_ALLOWED'), options.all ? [] : '', 0);
           return;
         }
         if (options.all) (callback as unknown as (error: null, addresses: LookupAddress[]) => void)(null, wanted);
@@ -219,7 +220,6 @@ export function createHttpFetch(options: HttpFetchOptions = {}): typeof fetch {
   const { egress } = options;
   const maxBodyBytes = options.maxBodyBytes ?? MAX_RESPONSE_BYTES;
   const agents = agentsFor(egress);
-  const lookup = egress ? policyLookup(egress) : undefined;
 
   return (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
@@ -229,7 +229,10 @@ export function createHttpFetch(options: HttpFetchOptions = {}): typeof fetch {
     if (signal?.aborted) return Promise.reject(abortError(signal));
     // net.connect does not look IP literals up, so the policy sees them here.
     const host = normaliseHost(url.hostname);
-    if (egress && isIP(host) !== 0 && !egress.allowsConnection(host, host)) return Promise.reject(connectionError(new EgressDenied()));
+    const port = portOf(url);
+    const refusal = egress && isIP(host) !== 0 ? egress.connectionRefusal(host, host, port) : null;
+    if (refusal) return Promise.reject(connectionError(new EgressDenied(refusal)));
+    const lookup = egress ? policyLookup(egress, port) : undefined;
     let body: string | Buffer | undefined;
     try {
       body = bodyOf(init?.body);

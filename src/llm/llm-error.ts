@@ -6,6 +6,8 @@
  * our own vocabulary (`reason`, e.g. ECONNREFUSED, EGRESS_DENIED, NOT_JSON). It keeps no cause,
  * so no log serializer can reach the upstream text through it either.
  */
+import { EGRESS_REFUSALS, type EgressRefusal } from './egress';
+
 export type LlmErrorCode = 'TIMEOUT' | 'HTTP_ERROR' | 'RATE_LIMITED' | 'CONNECTION' | 'BAD_RESPONSE';
 
 export interface LlmErrorDetails {
@@ -53,3 +55,15 @@ export function httpErrorMessage(status: number): string {
 }
 
 export const EGRESS_DENIED_MESSAGE = "the endpoint's address is outside the egress policy (ENDPOINT_ALLOW)";
+
+/** What an endpoint's refused connection says, by why it was refused (see egress.ts). */
+export function egressDeniedMessage(refusal: EgressRefusal): string {
+  return refusal === 'NOT_ALLOWED' ? EGRESS_DENIED_MESSAGE : `the endpoint's address is refused: ${EGRESS_REFUSALS[refusal].replace(/^the address is /, '')}`;
+}
+
+const EGRESS_DENIED_MESSAGES = new Set((Object.keys(EGRESS_REFUSALS) as EgressRefusal[]).map(egressDeniedMessage));
+
+/** The message of an EGRESS_DENIED failure: one of {@link egressDeniedMessage}'s, never other text. */
+export function egressDeniedMessageOf(error: LlmError): string {
+  return EGRESS_DENIED_MESSAGES.has(error.message) ? error.message : EGRESS_DENIED_MESSAGE;
+}

@@ -11,9 +11,9 @@ import OpenAI, {
   APIError,
   APIUserAbortError,
 } from 'openai';
-import type { EgressPolicy } from './egress';
+import { EgressDenied, type EgressPolicy } from './egress';
 import { createHttpFetch, ResponseTooLarge } from './http-fetch';
-import { EGRESS_DENIED_MESSAGE, httpErrorMessage, LlmError } from './llm-error';
+import { egressDeniedMessage, httpErrorMessage, LlmError } from './llm-error';
 import { CallerAbort, parseRetryAfter } from './retry';
 
 /** What vLLM's docs use for "no key"; servers started without --api-key ignore the header. */
@@ -132,7 +132,10 @@ export function connectionFailure(err: unknown): LlmError {
     return new LlmError('BAD_RESPONSE', `the answer is larger than ${tooLarge.limitBytes} bytes`, { attempts: 1, reason: 'TOO_LARGE' });
   }
   const codes = chain.map((e) => (e as { code?: unknown }).code).filter((c): c is string => typeof c === 'string' && SYSTEM_CODE.test(c));
-  if (codes.includes('EGRESS_DENIED')) return new LlmError('CONNECTION', EGRESS_DENIED_MESSAGE, { attempts: 1, reason: 'EGRESS_DENIED' });
+  const denied = chain.find((e): e is EgressDenied => e instanceof EgressDenied);
+  if (denied || codes.includes('EGRESS_DENIED')) {
+    return new LlmError('CONNECTION', egressDeniedMessage(denied?.refusal ?? 'NOT_ALLOWED'), { attempts: 1, reason: 'EGRESS_DENIED' });
+  }
   // The innermost code is the system's (the SDK and fetch wrap it).
   const code = codes[codes.length - 1];
   return new LlmError('CONNECTION', `connection to the endpoint failed${code ? ` (${code})` : ''}`, { attempts: 1, ...(code ? { reason: code } : {}) });

@@ -55,13 +55,15 @@ describe('what registered endpoints answer is untrusted; how endpoints are regis
     return JSON.stringify(rows);
   }
 
-  it("keeps a 403 page of an internal service and the key it echoes out of health.lastError, for every role and in the database", async () => {
+  it("keeps a 403 page of an internal service and the key it echoes out of health.lastError and the database; a VIEWER sees the status only", async () => {
     fake.scriptRoutes((r) => (r.path === '/v1/models' ? { status: 403, contentType: 'text/html', body: page(r.headers['authorization']) } : undefined));
     const registered = ok(await register()).registerEndpoint;
     expect(registered.endpoint.health).toEqual({ status: 'DOWN', lastError: 'HTTP 403 from the endpoint' });
-    const seen = ok(await t.gql(HEALTH, { id: registered.endpoint.id }, keys.viewer)).node;
+    const seen = ok(await t.gql(HEALTH, { id: registered.endpoint.id }, keys.editor)).node;
     expect(seen.health.lastError).toBe('HTTP 403 from the endpoint');
     expect(JSON.stringify(seen)).not.toMatch(UPSTREAM_TEXT);
+    // A VIEWER sees the status only (what the probe found out needs EDITOR).
+    expect(ok(await t.gql(HEALTH, { id: registered.endpoint.id }, keys.viewer)).node.health).toEqual({ status: 'DOWN', lastError: null });
     expect(await storedText()).not.toMatch(UPSTREAM_TEXT);
     // The page did come with the key: the endpoint saw it.
     expect(fake.requests[0]?.headers['authorization']).toBe(`Bearer ${KEY}`);

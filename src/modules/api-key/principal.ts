@@ -16,6 +16,12 @@ export function canSee(principal: Principal, projectId: string): boolean {
   return principal.serverAdmin || principal.projectId === projectId;
 }
 
+/** Whether the caller holds at least `minimum` in the project (a server admin holds every role). */
+export function hasRole(principal: Principal, projectId: string, minimum: Role): boolean {
+  if (!canSee(principal, projectId)) return false;
+  return principal.serverAdmin || (principal.role !== null && RANK[principal.role] >= RANK[minimum]);
+}
+
 /**
  * Guards an action on a project's object. Another project's object answers NOT_FOUND (its
  * existence is not revealed); a role below `minimum` answers FORBIDDEN.

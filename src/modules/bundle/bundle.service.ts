@@ -5,6 +5,8 @@ import { Role } from '../api-key/api-key.entity';
 import type { ApiKeyService, IssuedKey } from '../api-key/api-key.service';
 import { requireRole, requireServerAdmin, type Principal } from '../api-key/principal';
 import { importSource, importText, type ImportFileFields } from '../imports/upload';
+import { findValueProblem, joinPath } from '../../db/storable';
+import { EGRESS_REFUSALS, portOf, type EgressPolicy } from '../../llm/egress';
 import { Project } from '../project/project.entity';
 import { BUNDLE_FORMAT, BUNDLE_TABLES, BUNDLE_VERSION, ENDPOINT_RESET, type BundleTable } from './bundle.tables';
 
@@ -51,6 +53,8 @@ export class BundleService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly apiKeys: ApiKeyService,
+    /** Endpoints arriving in a bundle point where a registered one may (egress.ts). */
+    private readonly egress: EgressPolicy,
   ) {}
 
   private columnsOf(): Promise<Map<string, Set<string>>> {
@@ -173,6 +177,9 @@ export class BundleService {
       const own = new Set<string>();
       rows.forEach((row, i) => {
         if (!isObject(row)) throw refuse(`${table.key}[${i}]`, 'must be an object');
+        // JSON escapes decoded by the parse (\u0000, a lone \ud800) are text PostgreSQL refuses.
+        const problem = findValueProblem(row, { depth: false });
+        if (problem) throw refuse(joinPath(`${table.key}[${i}]`, problem.path), problem.reason);
         const id = row['id'];
         if (typeof id !== 'string' || id.length === 0 || id.length > 100) throw refuse(`${table.key}[${i}].id`, 'must be a non-empty string');
         if (ids.has(id)) throw refuse(`${table.key}[${i}].id`, 'repeats the id of another row');
@@ -182,6 +189,8 @@ export class BundleService {
       idsOfTable.set(table.table, own);
       sources.push({ table, rows: rows as Row[] });
     }
+
+    await this.checkEndpoints(sources.find((s) => s.table.table === 'endpoints')?.rows ?? [], refuse);
 
     const warnings: string[] = [];
     let cancelled = 0;
@@ -218,6 +227,22 @@ export class BundleService {
     const endpoints = tables.find((t) => t.table.table === 'endpoints')!.rows.length;
     if (endpoints > 0) warnings.push(`${endpoints} endpoint(s) come without API keys; set them with refreshEndpoint(input: { id, apiKey }).`);
     return { projectId, tables, warnings };
+  }
+
+  /** Refuses the bundle when an endpoint's base URL is not an http(s) URL or points where the egress policy refuses. */
+  private async checkEndpoints(rows: Row[], refuse: (path: string, why: string) => Error): Promise<void> {
+    for (const [i, row] of rows.entries()) {
+      const path = `endpoints[${i}].base_url`;
+      let url: URL;
+      try {
+        url = new URL(String(row['base_url']));
+      } catch {
+        throw refuse(path, 'is not a URL');
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse(path, 'must be http(s)');
+      const refusal = await this.egress.refusalOf(url.hostname, portOf(url));
+      if (refusal !== null) throw refuse(path, `is refused by this server's egress policy: ${EGRESS_REFUSALS[refusal]}`);
+    }
   }
 
   /** Multi-row INSERTs of one table's rows in batches (by rows and by bytes). */

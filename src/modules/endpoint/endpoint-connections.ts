@@ -36,8 +36,8 @@ export class EndpointConnections {
 
   constructor(
     private readonly box: SecretBox,
-    /** ENDPOINT_ALLOW: every connection to an endpoint is checked against it. */
-    readonly egress?: EgressPolicy,
+    /** Where endpoints may point: every connection to an endpoint is checked against it. */
+    readonly egress: EgressPolicy,
   ) {}
 
   seal(apiKey: string): string {

@@ -1,7 +1,7 @@
 import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import { Node } from '../../graphql/node';
-import { DateTimeScalar, JSONScalar } from '../../graphql/scalars';
+import { DateTimeScalar } from '../../graphql/scalars';
 
 export enum EndpointKind {
   VLLM = 'VLLM',
@@ -85,7 +85,7 @@ export class Endpoint extends Node {
     return this.apiKeyEncrypted !== null;
   }
 
-  @Field(() => JSONScalar, { description: 'Probed capabilities, e.g. {"jsonSchema": true, "thinkingToggle": false}.' })
+  /** Probed capabilities; the field resolver shows them to EDITOR and above. */
   @Column({ type: 'jsonb', default: () => "'{}'" })
   capabilities!: Record<string, unknown>;
 
@@ -104,7 +104,7 @@ export class Endpoint extends Node {
   @Column({ name: 'checked_at', type: 'timestamptz', nullable: true })
   checkedAt!: Date | null;
 
-  @Field(() => EndpointHealth)
+  /** The last probe's outcome in full; the field resolver shows a VIEWER the status only. */
   get health(): EndpointHealth {
     return {
       status: this.healthStatus,

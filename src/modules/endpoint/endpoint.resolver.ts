@@ -2,7 +2,8 @@ import { Arg, Ctx, FieldResolver, Mutation, Resolver, Root } from 'type-graphql'
 import type { GraphQLContext } from '../../graphql/context';
 import { decodeId } from '../../graphql/node';
 import { endpointById, modelsByEndpoint } from '../../graphql/node-loaders';
-import { Endpoint } from './endpoint.entity';
+import { JSONScalar } from '../../graphql/scalars';
+import { Endpoint, EndpointHealth } from './endpoint.entity';
 import {
   RefreshEndpointInput,
   RefreshEndpointPayload,
@@ -23,6 +24,18 @@ export class EndpointResolver {
   @Mutation(() => RefreshEndpointPayload, { description: 'Probes the endpoint again: health, served models, capabilities.' })
   refreshEndpoint(@Arg('input') input: RefreshEndpointInput, @Ctx() ctx: GraphQLContext): Promise<RefreshEndpointPayload> {
     return ctx.services.endpoints.refresh(ctx.principal, decodeId(input.id, 'Endpoint', 'id'), input, ctx.signal);
+  }
+
+  @FieldResolver(() => EndpointHealth, {
+    description: 'Last known state of the endpoint. A VIEWER sees the status; latency and error (what a probe found out about the address) need EDITOR.',
+  })
+  health(@Root() endpoint: Endpoint, @Ctx() ctx: GraphQLContext): EndpointHealth {
+    return ctx.services.endpoints.healthShownTo(ctx.principal, endpoint);
+  }
+
+  @FieldResolver(() => JSONScalar, { description: 'Probed capabilities, e.g. {"jsonSchema": true, "thinkingToggle": false}; empty for a VIEWER.' })
+  capabilities(@Root() endpoint: Endpoint, @Ctx() ctx: GraphQLContext): Record<string, unknown> {
+    return ctx.services.endpoints.capabilitiesShownTo(ctx.principal, endpoint);
   }
 
   @FieldResolver(() => [Model], { description: 'Models the endpoint served at the last probe (and earlier ones, marked unavailable).' })

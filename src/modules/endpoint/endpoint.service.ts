@@ -6,12 +6,13 @@ import { paginate } from '../../graphql/connection';
 import { lockProject } from '../../db/parents';
 import { badInput, conflict, notFound } from '../../graphql/errors';
 import { redact } from '../../jobs/failure';
+import { EGRESS_REFUSALS, portOf } from '../../llm/egress';
 import { measureHealth, probeJsonSchema, probeThinkingToggle, type CapabilityProbe, type DiscoveredModel } from '../../llm/probe';
 import { Role } from '../api-key/api-key.entity';
-import { requireRole, type Principal } from '../api-key/principal';
+import { hasRole, requireRole, type Principal } from '../api-key/principal';
 import { MAX_ENDPOINT_TIMEOUT_MS } from '../../llm/types';
 import { EndpointConnections } from './endpoint-connections';
-import { Endpoint, HealthStatus } from './endpoint.entity';
+import { Endpoint, HealthStatus, type EndpointHealth } from './endpoint.entity';
 import type { RefreshEndpointInput, RegisterEndpointInput, UpdateModelInput } from './endpoint.input';
 import { Model, SizeClass } from './model.entity';
 
@@ -64,14 +65,39 @@ export class EndpointService {
     readonly connections: EndpointConnections,
   ) {}
 
-  /** The base URL, normalised, and refused when its host is outside ENDPOINT_ALLOW. */
+  /**
+   * The base URL, normalised, and refused when the egress policy refuses its host and port:
+   * outside ENDPOINT_ALLOW, link-local, a cloud metadata service, or this server's own ports.
+   */
   private async allowedUrl(baseUrl: string): Promise<string> {
     const url = checkUrl(baseUrl);
-    const egress = this.connections.egress;
-    if (egress && !(await egress.allowsHost(url.hostname))) {
+    const refusal = await this.connections.egress.refusalOf(url.hostname, portOf(url));
+    if (refusal === 'NOT_ALLOWED') {
       throw badInput("baseUrl's host is outside this server's egress policy (ENDPOINT_ALLOW)", { field: 'baseUrl', reason: 'EGRESS_DENIED' });
     }
+    if (refusal !== null) {
+      throw badInput(`baseUrl is refused: ${EGRESS_REFUSALS[refusal].replace(/^the address is /, 'its address is ')}; no endpoint is served there`, {
+        field: 'baseUrl',
+        reason: 'EGRESS_DENIED',
+        refusal,
+      });
+    }
     return url.toString().replace(/\/+$/, '');
+  }
+
+  /**
+   * The endpoint's health as `principal` may see it. What a probe found (latency, error codes)
+   * tells whether and how something answers at an address; a VIEWER, who cannot register or
+   * probe endpoints, sees whether the endpoint is up and when it was checked, nothing more.
+   */
+  healthShownTo(principal: Principal, endpoint: Endpoint): EndpointHealth {
+    const health = endpoint.health;
+    return hasRole(principal, endpoint.projectId, Role.EDITOR) ? health : { ...health, latencyMs: null, lastError: null };
+  }
+
+  /** The probed capabilities for EDITOR and above; empty for a VIEWER (see {@link healthShownTo}). */
+  capabilitiesShownTo(principal: Principal, endpoint: Endpoint): Record<string, unknown> {
+    return hasRole(principal, endpoint.projectId, Role.EDITOR) ? endpoint.capabilities : {};
   }
 
   list(projectId: string, args: PageArgs) {

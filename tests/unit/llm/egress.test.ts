@@ -1,5 +1,6 @@
 import type { LookupAddress } from 'node:dns';
-import { EgressDenied, isInternalAddress, parseEgressPolicy } from '../../../src/llm/egress';
+import { networkInterfaces } from 'node:os';
+import { defaultEgressPolicy, EgressDenied, isInternalAddress, parseEgressPolicy } from '../../../src/llm/egress';
 
 /** A resolver answering from a table, as DNS would for names the test owns. */
 function table(entries: Record<string, string[]>) {
@@ -75,5 +76,86 @@ describe('egress policy (ENDPOINT_ALLOW)', () => {
     expect(() => parseEgressPolicy('http://x.example.org')).toThrow('is not a hostname');
     expect(() => parseEgressPolicy('*.*.example.org')).toThrow('is not a hostname');
     expect(() => parseEgressPolicy(' , ')).toThrow('lists no host');
+  });
+});
+
+describe('the default egress policy (ENDPOINT_ALLOW unset)', () => {
+  const dns = table({
+    'gpu.lab': ['192.168.7.20'],
+    'localhost': ['127.0.0.1', '::1'],
+    'rebind.example.net': ['169.254.169.254'],
+    'aws6.example.net': ['fd00:ec2::254'],
+    'mixed.example.net': ['203.0.114.10', '169.254.10.1'],
+  });
+
+  it('allows loopback, private and public addresses: GPU servers live there', async () => {
+    const policy = defaultEgressPolicy(dns);
+    for (const host of ['127.0.0.1', '[::1]', '10.1.2.3', '192.168.7.20', '[fd12::1]', '8.8.8.8', 'gpu.lab', 'localhost']) {
+      expect([host, await policy.refusalOf(host, 8000)]).toEqual([host, null]);
+    }
+    // A name that does not resolve now is left to the probe; connections are checked again.
+    expect(await policy.refusalOf('not-yet.lab', 8000)).toBeNull();
+  });
+
+  it('refuses link-local addresses and cloud metadata services, by address, by name and by what a name resolves to', async () => {
+    const policy = defaultEgressPolicy(dns);
+    expect(await policy.refusalOf('169.254.169.254', 80)).toBe('CLOUD_METADATA');
+    expect(await policy.refusalOf('[fd00:ec2::254]', 80)).toBe('CLOUD_METADATA');
+    expect(await policy.refusalOf('100.100.100.200', 80)).toBe('CLOUD_METADATA');
+    expect(await policy.refusalOf('metadata.google.internal', 80)).toBe('CLOUD_METADATA');
+    expect(await policy.refusalOf('METADATA.google.internal.', 80)).toBe('CLOUD_METADATA');
+    expect(await policy.refusalOf('rebind.example.net', 8000)).toBe('CLOUD_METADATA');
+    expect(await policy.refusalOf('aws6.example.net', 8000)).toBe('CLOUD_METADATA');
+    expect(await policy.refusalOf('169.254.10.1', 8000)).toBe('LINK_LOCAL');
+    expect(await policy.refusalOf('[fe80::1]', 8000)).toBe('LINK_LOCAL');
+    expect(await policy.refusalOf('[::ffff:169.254.10.1]', 8000)).toBe('LINK_LOCAL');
+    expect(await policy.refusalOf('[::ffff:a9fe:a9fe]', 8000)).toBe('CLOUD_METADATA');
+    // A name with a link-local address among others is refused at registration...
+    expect(await policy.refusalOf('mixed.example.net', 8000)).toBe('LINK_LOCAL');
+    // ...and connections for it land on its other addresses only.
+    await expect(policy.resolve('mixed.example.net', 8000)).resolves.toEqual([{ address: '203.0.114.10', family: 4 }]);
+  });
+
+  it("refuses this server's own ports on every address of this machine, and only there", async () => {
+    const policy = defaultEgressPolicy(dns);
+    expect(await policy.refusalOf('127.0.0.1', 4000)).toBeNull();
+    policy.protectPort(4000);
+    policy.protectPort(5433);
+    for (const host of ['127.0.0.1', '127.1.2.3', '[::1]', '0.0.0.0', 'localhost', '[::ffff:127.0.0.1]']) {
+      expect([host, await policy.refusalOf(host, 4000)]).toEqual([host, 'OWN_PORT']);
+      expect([host, await policy.refusalOf(host, 5433)]).toEqual([host, 'OWN_PORT']);
+      expect([host, await policy.refusalOf(host, 4001)]).toEqual([host, null]);
+    }
+    for (const [name, list] of Object.entries(networkInterfaces())) {
+      for (const i of list ?? []) {
+        const address = i.address.replace(/%.*$/, '');
+        expect([name, address, policy.connectionRefusal(address, address, 4000)]).toEqual([name, address, 'OWN_PORT']);
+      }
+    }
+    // Another machine's port 4000 is another server.
+    expect(await policy.refusalOf('192.168.7.20', 4000)).toBeNull();
+    expect(await policy.refusalOf('gpu.lab', 4000)).toBeNull();
+  });
+
+  it('checks at connect time what a name resolves to then (DNS rebinding)', async () => {
+    let answer = ['192.168.7.20'];
+    const policy = defaultEgressPolicy(async () => answer.map((address) => ({ address, family: 4 })));
+    expect(await policy.refusalOf('flip.example.net', 8000)).toBeNull();
+    answer = ['169.254.169.254'];
+    await expect(policy.resolve('flip.example.net', 8000)).rejects.toMatchObject({ refusal: 'CLOUD_METADATA' });
+    policy.protectPort(8000);
+    answer = ['127.0.0.1'];
+    await expect(policy.resolve('flip.example.net', 8000)).rejects.toMatchObject({ refusal: 'OWN_PORT' });
+  });
+
+  it('holds under ENDPOINT_ALLOW too: own ports always, link-local and metadata unless an address entry lists them', async () => {
+    const policy = parseEgressPolicy('127.0.0.0/8, 169.254.169.254, *.example.net', dns);
+    policy.protectPort(4000);
+    expect(await policy.refusalOf('127.0.0.1', 8000)).toBeNull();
+    expect(await policy.refusalOf('127.0.0.1', 4000)).toBe('OWN_PORT');
+    expect(await policy.refusalOf('169.254.169.254', 80)).toBeNull();
+    expect(await policy.refusalOf('169.254.10.1', 80)).toBe('LINK_LOCAL');
+    expect(await policy.refusalOf('metadata.google.internal', 80)).toBe('CLOUD_METADATA');
+    expect(await policy.refusalOf('192.168.7.20', 80)).toBe('NOT_ALLOWED');
   });
 });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { defaultEgressPolicy } from '../../../src/llm/egress';
 import { createHttpFetch } from '../../../src/llm/http-fetch';
 
 describe('http fetch: buffered answers', () => {
@@ -62,5 +63,48 @@ describe('http fetch: buffered answers', () => {
     const full = await fetch(`${base}/z`);
     await expect(full.body!.cancel()).resolves.toBeUndefined();
     expect(await new Response(full.body).text()).toBe('abc');
+  });
+});
+
+describe('http fetch: the default egress policy at connect time', () => {
+  let server: http.Server;
+  let port: number;
+  let requests = 0;
+
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => {
+      requests += 1;
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  const refusalOf = async (promise: Promise<unknown>): Promise<unknown> => {
+    const error = await promise.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    return (error as { cause?: { refusal?: unknown } } | null)?.cause?.refusal;
+  };
+
+  it('never connects to a metadata service or a link-local address given as an address', async () => {
+    const fetch = createHttpFetch({ egress: defaultEgressPolicy() });
+    expect(await refusalOf(fetch('http://169.254.169.254/latest/meta-data/'))).toBe('CLOUD_METADATA');
+    expect(await refusalOf(fetch('http://[fe80::1]:8000/v1/models'))).toBe('LINK_LOCAL');
+  });
+
+  it("never connects to this server's own port, by address or by a name resolving to this machine", async () => {
+    const policy = defaultEgressPolicy(async (name) => (name === 'self.example.net' ? [{ address: '127.0.0.1', family: 4 }] : []));
+    const fetch = createHttpFetch({ egress: policy });
+    expect((await fetch(`http://127.0.0.1:${port}/v1/models`)).status).toBe(200);
+    expect(requests).toBe(1);
+    policy.protectPort(port);
+    expect(await refusalOf(fetch(`http://127.0.0.1:${port}/v1/models`))).toBe('OWN_PORT');
+    expect(await refusalOf(fetch(`http://self.example.net:${port}/v1/models`))).toBe('OWN_PORT');
+    expect(requests).toBe(1);
   });
 });
