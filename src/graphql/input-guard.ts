@@ -5,7 +5,7 @@ import { CreateApiKeyInput } from '../modules/api-key/api-key.resolver';
 import { CreateDatasetInput, ImportReportsInput } from '../modules/dataset/dataset.input';
 import { RegisterEndpointInput, UpdateModelInput } from '../modules/endpoint/endpoint.input';
 import { ImportUseCaseConfigInput } from '../modules/extraction/extraction.input';
-import { MAX_NAME_LENGTH, TOO_LONG_REASON } from '../modules/imports/text-checks';
+import { MAX_NAME_LENGTH, nameProblem } from '../modules/imports/text-checks';
 import { childPath, MAX_JSON_DEPTH, NOT_FINITE_REASON, stringProblem, TOO_DEEP_REASON } from '../db/storable';
 import { CreateProjectInput } from '../modules/project/project.types';
 import { CreatePromptInput } from '../modules/prompt/prompt.input';
@@ -66,7 +66,8 @@ function classOf(value: object): InputClass | undefined {
  *   imported files (see {@link FILE_CONTENT});
  * - JSON values hold only finite numbers (1e400 arrives as Infinity and would be stored as
  *   null) and nest at most {@link MAX_JSON_DEPTH} levels;
- * - names and keys are at most {@link MAX_NAME_LENGTH} characters (see {@link NAME_FIELDS});
+ * - names and keys are at most {@link MAX_NAME_LENGTH} characters, counted as code points, and
+ *   hold no byte-order mark, which trimming would silently remove (see {@link NAME_FIELDS});
  * - fields of {@link NOT_NULL_WHEN_GIVEN} are left out or given a value, not null.
  *
  * Linear in the size of the argument; iterative, so a deeply nested JSON value cannot overflow
@@ -100,9 +101,10 @@ export function checkArgument(value: unknown, _type: unknown, data: ResolverData
     if (cls) {
       for (const field of NAME_FIELDS.get(cls) ?? []) {
         const name = record[field];
-        if (typeof name === 'string' && name.trim().length > MAX_NAME_LENGTH) {
+        const reason = typeof name === 'string' ? nameProblem(name) : null;
+        if (reason) {
           const path = childPath(current.path, field);
-          throw badInput(`${path} ${TOO_LONG_REASON}`, { field: path });
+          throw badInput(`${path} ${reason}`, { field: path });
         }
       }
       for (const field of NOT_NULL_WHEN_GIVEN.get(cls) ?? []) {

@@ -10,7 +10,7 @@ import { insertPredictions, type PredictionRow, type RowKey } from '../../jobs/p
 import { finishedRunStatusSql } from '../../jobs/run-status';
 import { decodeId } from '../../graphql/node';
 import { Dataset } from '../dataset/dataset.entity';
-import { containsNul } from '../imports/text-checks';
+import { containsNul, nameProblem } from '../imports/text-checks';
 import { PromptStrategy, Run, RunSource, RunStatus } from '../run/run.entity';
 import type { ExtractionVariable, PromptExample as EnginePromptExample, PromptParts } from '../../extraction/types';
 import { badInput, conflict, notFound } from '../../graphql/errors';
@@ -226,9 +226,10 @@ export class ExtractionService {
     const dataset = await this.dataSource.getRepository(Dataset).findOneBy({ id: datasetId });
     if (!dataset || !canSee(principal, dataset.projectId)) throw notFound('Dataset');
     if (dataset.useCaseId !== target.useCase.id) throw badInput('The dataset belongs to another use case', { field: 'store.datasetId' });
-    const externalId = (store.externalId ?? reportId).trim();
-    if (!externalId || externalId.length > 512 || containsNul(externalId)) {
-      throw badInput('store.externalId must be 1 to 512 characters without NUL', { field: 'store.externalId' });
+    const given = store.externalId ?? reportId;
+    const externalId = given.trim();
+    if (!externalId || nameProblem(given, 512) !== null || containsNul(externalId)) {
+      throw badInput('store.externalId must be 1 to 512 characters without NUL or byte-order mark', { field: 'store.externalId' });
     }
     if (containsNul(text)) throw badInput('text contains a NUL character', { field: 'text' });
     return { dataset, externalId, text };

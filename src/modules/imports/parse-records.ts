@@ -1,5 +1,5 @@
 import type { RowError } from './import-errors';
-import { MAX_NAME_LENGTH, NUL, NUL_REASON, TOO_LONG_REASON } from './text-checks';
+import { nameProblem, NUL, NUL_REASON } from './text-checks';
 import {
   createRecordReader,
   describeType,
@@ -216,7 +216,8 @@ export type ExternalIdResult = { ok: true; id: string } | { ok: false; reason: s
 /**
  * Reads a record's external id: a non-empty string (trimmed, so ids match across files that
  * pad differently) or a finite number (converted with `String`, so 12 and "12" are the same id).
- * Ids are stored and indexed: one with a NUL character or over 500 characters is refused.
+ * Ids are stored and indexed: one with a NUL character, a byte-order mark (which trimming would
+ * remove) or over 500 characters (code points) is refused.
  */
 export function readExternalId(record: Record<string, unknown>, idField: string): ExternalIdResult {
   if (!Object.prototype.hasOwnProperty.call(record, idField)) {
@@ -228,7 +229,8 @@ export function readExternalId(record: Record<string, unknown>, idField: string)
     const id = value.trim();
     if (id === '') return { ok: false, reason: `empty id in field '${idField}'` };
     if (id.includes(NUL)) return { ok: false, reason: `id in field '${idField}' ${NUL_REASON}` };
-    if (id.length > MAX_NAME_LENGTH) return { ok: false, reason: `id in field '${idField}' ${TOO_LONG_REASON}` };
+    const problem = nameProblem(value);
+    if (problem) return { ok: false, reason: `id in field '${idField}' ${problem}` };
     return { ok: true, id };
   }
   if (value === null || value === undefined) return { ok: false, reason: `empty id in field '${idField}'` };

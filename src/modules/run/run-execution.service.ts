@@ -14,7 +14,7 @@ import { Dataset } from '../dataset/dataset.entity';
 import type { DatasetService } from '../dataset/dataset.service';
 import type { StrategySettingsInput } from '../extraction/extraction.input';
 import type { ExtractionService, ExtractionTarget } from '../extraction/extraction.service';
-import { containsNul } from '../imports/text-checks';
+import { containsNul, nameProblem } from '../imports/text-checks';
 import { Experiment } from './experiment.entity';
 import type { StartExperimentInput, StartRunInput } from './run-execution.input';
 import { PromptStrategy, Run, RunSource, RunStatus } from './run.entity';
@@ -22,13 +22,16 @@ import { PromptStrategy, Run, RunSource, RunStatus } from './run.entity';
 export const MAX_AD_HOC_TEXTS = 50_000;
 export const MAX_EXPERIMENT_RUNS = 1000;
 export const MAX_NAME_LENGTH = 300;
+/** Longest external id of an ad-hoc text. */
+export const MAX_EXTERNAL_ID_LENGTH = 512;
 
 /** A name given by the caller: trimmed, not empty, not too long; undefined when none was given. */
 function givenName(name: string | null | undefined, field: string): string | undefined {
   if (name === null || name === undefined) return undefined;
   const trimmed = name.trim();
   if (!trimmed) throw badInput(`${field} must not be empty (leave it out for the default)`, { field });
-  if (trimmed.length > MAX_NAME_LENGTH) throw badInput(`${field} is longer than ${MAX_NAME_LENGTH} characters`, { field });
+  const problem = nameProblem(name, MAX_NAME_LENGTH);
+  if (problem) throw badInput(`${field} ${problem}`, { field });
   if (containsNul(trimmed)) throw badInput(`${field} contains a NUL character`, { field });
   return trimmed;
 }
@@ -272,7 +275,8 @@ export class RunExecutionService {
       const id = t.externalId?.trim() || `text-${i + 1}`;
       if (!t.text.trim()) throw badInput(`texts[${i}] is empty`, { field: 'texts', index: i });
       if (containsNul(t.text) || containsNul(id)) throw badInput(`texts[${i}] contains a NUL character`, { field: 'texts', index: i });
-      if (id.length > 512) throw badInput(`texts[${i}].externalId is longer than 512 characters`, { field: 'texts', index: i });
+      const idProblem = t.externalId ? nameProblem(t.externalId, MAX_EXTERNAL_ID_LENGTH) : null;
+      if (idProblem) throw badInput(`texts[${i}].externalId ${idProblem}`, { field: 'texts', index: i });
       if (seen.has(id)) throw badInput(`texts[${i}].externalId "${id.slice(0, 80)}" is given twice`, { field: 'texts', index: i });
       seen.add(id);
     });

@@ -1,5 +1,5 @@
 import { MAX_MISSING_TOKENS, MAX_OPTIONS, MAX_VARIABLES } from '../../extraction/limits';
-import { containsNul, MAX_NAME_LENGTH, NUL_REASON, TOO_LONG_REASON } from '../imports/text-checks';
+import { BOM, BOM_REASON, containsNul, nameProblem, NUL_REASON } from '../imports/text-checks';
 import { VariableType } from './variable.entity';
 import type { VariableInput } from './use-case.input';
 
@@ -48,7 +48,8 @@ function stringMap(value: unknown, field: string, problems: RuleViolation[]): Re
  * Checks a use case's variable list and turns it into drafts: unique keys, options for
  * categorical types, aliases and collapse maps that point at options, sane tolerance and
  * weight, and prompt-graph conditions that refer to a variable of an earlier step. Keys are at
- * most 500 characters (they are indexed) and no field may hold a NUL character. At most
+ * most 500 characters, counted as code points (they are indexed); keys and options hold no
+ * byte-order mark (trimming would change them silently) and no field a NUL character. At most
  * {@link MAX_VARIABLES} variables, {@link MAX_OPTIONS} options (and condition values) per
  * variable and {@link MAX_MISSING_TOKENS} missing tokens per variable.
  */
@@ -65,7 +66,8 @@ export function validateVariables(inputs: VariableInput[]): { drafts: VariableDr
     const at = `variables[${index}]`;
     const key = input.key.trim();
     if (!key) problems.push({ field: `${at}.key`, reason: 'must not be empty' });
-    if (key.length > MAX_NAME_LENGTH) problems.push({ field: `${at}.key`, reason: TOO_LONG_REASON });
+    const keyProblem = nameProblem(input.key);
+    if (keyProblem) problems.push({ field: `${at}.key`, reason: keyProblem });
     // Also reached from config files (YAML), not only from GraphQL arguments, which are checked on entry.
     if (containsNul(input)) problems.push({ field: at, reason: NUL_REASON });
     if (seen.has(key)) problems.push({ field: `${at}.key`, reason: `duplicates variables[${seen.get(key)}] ("${key}")` });
@@ -85,6 +87,8 @@ export function validateVariables(inputs: VariableInput[]): { drafts: VariableDr
     let options: string[] | null = null;
     const categorical = input.type === VariableType.CATEGORICAL || input.type === VariableType.BINARY;
     if (categorical) {
+      // Trimming would take a leading byte-order mark away and the option would silently differ from what was given.
+      if ((input.options ?? []).some((o) => o.includes(BOM))) problems.push({ field: `${at}.options`, reason: `an option ${BOM_REASON}` });
       options = (input.options ?? []).map((o) => o.trim());
       if (options.length === 0) problems.push({ field: `${at}.options`, reason: `${input.type} needs options` });
       const folded = new Set<string>();

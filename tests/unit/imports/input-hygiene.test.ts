@@ -5,6 +5,9 @@ import { checkArgument } from '../../../src/graphql/input-guard';
 import { LIST_SIZES } from '../../../src/graphql/query-cost';
 import { MAX_ANNOTATORS_PER_DATASET } from '../../../src/modules/annotation/annotation.service';
 import { parseRecords } from '../../../src/modules/imports';
+import { readExternalId } from '../../../src/modules/imports/parse-records';
+import { BOM_REASON, characterCount, nameProblem, TOO_LONG_REASON } from '../../../src/modules/imports/text-checks';
+import { CreateDatasetInput } from '../../../src/modules/dataset/dataset.input';
 import { validateVariables } from '../../../src/modules/use-case/variable-rules';
 import { VariableType } from '../../../src/modules/use-case/variable.entity';
 import type { VariableInput } from '../../../src/modules/use-case/use-case.input';
@@ -117,6 +120,48 @@ describe('GraphQL arguments: checkArgument', () => {
     expect(refused({ config: JSON.parse(deep(65)) })).toMatchObject({ field: expect.stringMatching(/^config(\.a)+$/), message: expect.stringMatching(/nested deeper than 64/) });
     expect(refused({ config: JSON.parse(deep(100_000)) })).toMatchObject({ code: 'BAD_USER_INPUT' });
     expect(refused({ name: 'pair 𝔸 fine', n: 1e308 })).toBeNull();
+  });
+});
+
+describe('names: counted in characters, never changed silently', () => {
+  const emoji = (n: number) => '🧬'.repeat(n);
+
+  it('counts code points, a surrogate pair as one character', () => {
+    expect(characterCount('')).toBe(0);
+    expect(characterCount('abc')).toBe(3);
+    expect(characterCount(emoji(251))).toBe(251);
+    expect(emoji(251).length).toBe(502);
+    expect(characterCount('Ča\u0301slav 𝔸')).toBe(9);
+    // Half a pair is a character of its own (it is refused elsewhere).
+    expect(characterCount('\ud800x')).toBe(2);
+  });
+
+  it('takes up to 500 characters, however many UTF-16 units, and refuses a byte-order mark anywhere', () => {
+    expect(nameProblem(emoji(500))).toBeNull();
+    expect(nameProblem(`  ${emoji(500)}  `)).toBeNull();
+    expect(nameProblem(emoji(501))).toBe(TOO_LONG_REASON);
+    expect(nameProblem('\ufeffname')).toBe(BOM_REASON);
+    expect(nameProblem('na\ufeffme')).toBe(BOM_REASON);
+    expect(nameProblem(`${'x'.repeat(300)}`, 300)).toBeNull();
+    expect(nameProblem(`${'x'.repeat(301)}`, 300)).toBe('is longer than 300 characters');
+  });
+
+  it('holds for GraphQL names, variable keys and options, and imported ids', () => {
+    const data = { info: { fieldName: 'createDataset' } } as never;
+    const dataset = (name: string) => Object.assign(new CreateDatasetInput(), { useCaseId: 'x', name });
+    expect(() => checkArgument(dataset(emoji(251)), undefined, data)).not.toThrow();
+    expect(() => checkArgument(dataset(emoji(501)), undefined, data)).toThrow(TOO_LONG_REASON);
+    expect(() => checkArgument(dataset('\ufeffname'), undefined, data)).toThrow(BOM_REASON);
+
+    const variable = (v: Partial<VariableInput>) => validateVariables([{ key: 'grade', type: VariableType.CATEGORICAL, options: ['G1', 'G2'], ...v } as VariableInput]).problems;
+    expect(variable({ key: emoji(500) })).toEqual([]);
+    expect(variable({ key: '\ufeffgrade' })).toEqual([{ field: 'variables[0].key', reason: BOM_REASON }]);
+    expect(variable({ options: ['\ufeffG1', 'G2'] })).toEqual([{ field: 'variables[0].options', reason: `an option ${BOM_REASON}` }]);
+
+    const ids = parseRecords(JSON.stringify([{ id: '\ufeffR1', text: 't' }, { id: emoji(500), text: 't' }, { id: emoji(501), text: 't' }]), 'JSON');
+    expect(readExternalId(ids.rows[0]!.record, 'id')).toEqual({ ok: false, reason: `id in field 'id' ${BOM_REASON}` });
+    expect(readExternalId(ids.rows[1]!.record, 'id')).toEqual({ ok: true, id: emoji(500) });
+    expect(readExternalId(ids.rows[2]!.record, 'id')).toEqual({ ok: false, reason: `id in field 'id' ${TOO_LONG_REASON}` });
   });
 });
 
