@@ -8,6 +8,7 @@ import { ImportUseCaseConfigInput } from '../modules/extraction/extraction.input
 import { MAX_NAME_LENGTH, nameProblem } from '../modules/imports/text-checks';
 import { childPath, MAX_JSON_DEPTH, NOT_FINITE_REASON, stringProblem, TOO_DEEP_REASON } from '../db/storable';
 import { CreateProjectInput } from '../modules/project/project.types';
+import { PromptExample } from '../modules/prompt/prompt.entity';
 import { CreatePromptInput } from '../modules/prompt/prompt.input';
 import { ImportPredictionsInput } from '../modules/run/run.input';
 import { CreateUseCaseInput, UpdateUseCaseInput, VariableInput } from '../modules/use-case/use-case.input';
@@ -32,6 +33,7 @@ const NAME_FIELDS = new Map<InputClass, readonly string[]>([
   [ImportPredictionsInput, ['modelName', 'name']],
   [RegisterEndpointInput, ['name']],
   [CreatePromptInput, ['name']],
+  [PromptExample, ['name']],
 ]);
 
 /**

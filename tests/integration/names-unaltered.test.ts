@@ -37,7 +37,7 @@ describe('names are stored as given or refused, never changed silently', () => {
     expect(rows).toEqual([{ name: 'cohort' }]);
   });
 
-  it('refuses a variable key with a byte-order mark, and an imported id with one', async () => {
+  it('refuses a byte-order mark in a variable key, a tag, a prompt example name and an imported id', async () => {
     const project = await createProject(t, 'names 2');
     const refused = failure(
       await t.gql(`mutation ($input: CreateUseCaseInput!) { createUseCase(input: $input) { useCase { id } } }`, {
@@ -46,6 +46,20 @@ describe('names are stored as given or refused, never changed silently', () => {
       'BAD_USER_INPUT',
     );
     expect(JSON.stringify(refused.extensions)).toMatch(/variables\[0\]\.key/);
+    const tagged = failure(
+      await t.gql(`mutation ($input: CreateUseCaseInput!) { createUseCase(input: $input) { useCase { id } } }`, {
+        input: { projectId: project.id, name: 'bom tag', tags: ['rads', '\ufeffrads'], variables: [{ key: 'grade', type: 'FREE_TEXT' }] },
+      }),
+      'BAD_USER_INPUT',
+    );
+    expect(tagged.extensions).toMatchObject({ field: 'tags' });
+    const example = failure(
+      await t.gql(`mutation ($input: CreatePromptInput!) { createPrompt(input: $input) { prompt { id } } }`, {
+        input: { useCaseId, name: 'bom example', task: 'Extract {{json_template}}', examples: [{ name: '\ufeffexample-1', input: 'r', output: {} }] },
+      }),
+      'BAD_USER_INPUT',
+    );
+    expect(example.message).toMatch(/byte-order mark/);
     const datasetId = ok(await t.gql(CREATE_DATASET, { input: { useCaseId, name: 'ids' } })).createDataset.dataset.id;
     const content = `${JSON.stringify({ id: 'R1', text: 'een' })}\n${JSON.stringify({ id: '\ufeffR1', text: 'twee' })}\n`;
     const error = failure(await t.gql(IMPORT_REPORTS, { input: { datasetId, format: 'JSONL', content } }), 'BAD_USER_INPUT');

@@ -18,6 +18,7 @@ import { UseCase } from './use-case.entity';
 import { validateVariables, type VariableDraft } from './variable-rules';
 import { normalisePrediction, toSpec, valuesOf } from './variable-spec';
 import { Variable, type VariableExtractionMeta } from './variable.entity';
+import { BOM, BOM_REASON } from '../imports/text-checks';
 
 function cleanTags(tags: string[] | null | undefined): string[] {
   return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];
@@ -26,6 +27,8 @@ function cleanTags(tags: string[] | null | undefined): string[] {
 /** Tags and missing tokens of a use case are capped (their lists are priced by these maxima). */
 function checkListSizes(input: { tags?: string[] | null; missingTokens?: string[] | null }): void {
   if ((input.tags?.length ?? 0) > MAX_TAGS) throw badInput(`tags: a use case has at most ${MAX_TAGS} tags`, { field: 'tags' });
+  // Trimming would take a leading byte-order mark away: the tag would silently differ from what was given.
+  if (input.tags?.some((tag) => tag.includes(BOM))) throw badInput(`tags: a tag ${BOM_REASON}`, { field: 'tags' });
   if ((input.missingTokens?.length ?? 0) > MAX_MISSING_TOKENS) {
     throw badInput(`missingTokens: a use case has at most ${MAX_MISSING_TOKENS} missing tokens`, { field: 'missingTokens' });
   }
