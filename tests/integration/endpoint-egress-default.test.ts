@@ -1,10 +1,12 @@
 import { BUNDLE_FORMAT, BUNDLE_TABLES, BUNDLE_VERSION } from '../../src/modules/bundle/bundle.tables';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm/fake-llm-server';
-import { createProjectWithKeys, failure, ok, type ProjectKeys } from '../support/graphql-fixtures';
+import { createProjectWithKeys, createUseCase, failure, globalId, ok, rowId, type ProjectKeys } from '../support/graphql-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const REGISTER = `mutation($i: RegisterEndpointInput!) { registerEndpoint(input: $i) { endpoint { id health { status } } } }`;
 const HEALTH = `query($id: ID!) { node(id: $id) { ... on Endpoint { capabilities health { status latencyMs lastError checkedAt } } } }`;
+const REFRESH = `mutation($i: RefreshEndpointInput!) { refreshEndpoint(input: $i) { endpoint { id } } }`;
+const EXTRACT = `mutation($i: ExtractInput!) { extract(input: $i) { status error errorCode } }`;
 const IMPORT_BUNDLE = `mutation($input: ImportProjectBundleInput!) { importProjectBundle(input: $input) { project { id } } }`;
 
 describe('where endpoints may point without ENDPOINT_ALLOW', () => {
@@ -70,6 +72,20 @@ describe('where endpoints may point without ENDPOINT_ALLOW', () => {
     expect(upAsViewer).toMatchObject({ capabilities: {}, health: { status: 'UP', latencyMs: null, lastError: null } });
     const upAsAdmin = ok(await t.gql(HEALTH, { id: up.id }, keys.admin)).node;
     expect(upAsAdmin.health.latencyMs).toEqual(upAsEditor.health.latencyMs);
+  });
+
+  it('holds at connect time for an endpoint stored before: a refresh is refused and an extraction fails with EGRESS_DENIED, without a connection', async () => {
+    const projectRow = rowId(keys.id);
+    const [endpoint] = (await t.dataSource.query(`INSERT INTO endpoints (project_id, name, base_url, kind) VALUES ($1, 'stored before', $2, 'VLLM') RETURNING id`, [
+      projectRow,
+      `http://127.0.0.1:${databasePort()}/v1`,
+    ])) as { id: string }[];
+    const [model] = (await t.dataSource.query(`INSERT INTO models (project_id, endpoint_id, served_name) VALUES ($1, $2, 'm') RETURNING id`, [projectRow, endpoint!.id])) as { id: string }[];
+    const refused = failure(await t.gql(REFRESH, { i: { id: globalId('Endpoint', endpoint!.id) } }, keys.editor), 'BAD_USER_INPUT');
+    expect(refused.extensions).toMatchObject({ field: 'baseUrl', reason: 'EGRESS_DENIED', refusal: 'OWN_PORT' });
+    const useCase = await createUseCase(t, keys.id, { variables: [{ key: 'site', type: 'FREE_TEXT' }] }, keys.admin);
+    const extracted = ok(await t.gql(EXTRACT, { i: { modelId: globalId('Model', model!.id), useCaseId: useCase.id, text: 'Melanoom.' } }, keys.editor)).extract;
+    expect(extracted).toMatchObject({ status: 'FAILED', errorCode: 'EGRESS_DENIED', error: "the endpoint's address is refused: this server's own HTTP or database port (after 1 attempt)" });
   });
 
   it('refuses a bundle whose endpoints point where a registered one may not', async () => {
