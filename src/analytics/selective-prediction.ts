@@ -240,7 +240,7 @@ export function logprobConfidence(tokens: readonly TokenLogprob[], start: number
       throw new AnalyticsError('OUT_OF_RANGE', `a token log-probability must be finite and <= 0, got ${t.logprob}`);
     }
     const next = offset + t.token.length;
-    if (next > offset && offset < end && next > start) {
+    if (Math.max(offset, start) < Math.min(next, end)) {
       sum += t.logprob;
       k++;
     }
