@@ -7,7 +7,9 @@
  * numerators and denominators: the bootstrap (§5) resamples reports as a vector of
  * multiplicities w and recomputes each ratio from w-weighted sums of those counts
  * ({@link weightedRatio}, {@link spanScoresWeighted}, {@link spanScoreReplicates}), paired with
- * the value scores when it is given the same multiplicity matrix.
+ * the value scores when it is given the same multiplicity matrix. A macro average over variables
+ * is then, replicate by replicate, the weighted mean of the variables' replicates that are
+ * defined (not NaN) in that replicate, as bootstrapGrid forms the value scores' macro average.
  */
 import {
   DEFAULT_BOOTSTRAP_RESAMPLES,

@@ -210,6 +210,24 @@ export function selfConsistencyConfidence<T>(
   return agree / samples.length;
 }
 
+/**
+ * Self-consistency confidence of a free-text or list value chosen as the embedding medoid
+ * (docs/scoring.md §11): the medoid's mean similarity to the other samples, given those
+ * similarities (one per other sample, in [0, 1] as §2's similarities are). Null when there is no
+ * other sample. Complexity: O(k).
+ *
+ * @throws AnalyticsError OUT_OF_RANGE for a similarity outside [0, 1] (or NaN).
+ */
+export function medoidConfidence(similaritiesToOthers: readonly number[]): number | null {
+  if (similaritiesToOthers.length === 0) return null;
+  let sum = 0;
+  for (const x of similaritiesToOthers) {
+    checkUnit(x, 'a similarity');
+    sum += x;
+  }
+  return sum / similaritiesToOthers.length;
+}
+
 /** One generated token with its text and natural-log probability, as chat endpoints return them. */
 export interface TokenLogprob {
   token: string;

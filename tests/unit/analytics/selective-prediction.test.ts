@@ -6,6 +6,7 @@ import {
   calibrationBin,
   coverageAtAccuracy,
   logprobConfidence,
+  medoidConfidence,
   riskCoverage,
   selfConsistencyConfidence,
 } from '../../../src/analytics/selective-prediction';
@@ -133,6 +134,12 @@ describe('confidence of a field (§11)', () => {
     expect(selfConsistencyConfidence(samples, g2, cellsEqual)).toBe(2 / 5);
     expect(selfConsistencyConfidence(samples, { status: 'MISSING' }, cellsEqual)).toBe(1 / 5);
     expect(selfConsistencyConfidence([], g2, cellsEqual)).toBeNull();
+  });
+
+  it('self-consistency of free text and lists: the medoid\'s mean similarity to the other samples', () => {
+    expect(medoidConfidence([1, 0.5, 0.75])).toBe(0.75);
+    expect(medoidConfidence([])).toBeNull();
+    expectCode(() => medoidConfidence([1.5]), 'OUT_OF_RANGE');
   });
 
   it('log-probabilities: the tokens that spell the value, keys and quotes excluded', () => {
