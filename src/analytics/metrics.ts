@@ -3,7 +3,7 @@
  *
  * Every metric is written as a *grouped mean*: reports carry a group code (the reference class
  * for balanced accuracy, one common group for plain means) and an item score; the metric is the
- * mean over non-empty groups of the group's mean item score. The bootstrap (bootstrap.ts)
+ * mean over non-empty groups of the group's mean item score. The bootstrap (bootstrap/)
  * evaluates the same expression with multiplicity weights, so point estimates and replicates
  * share one definition.
  */

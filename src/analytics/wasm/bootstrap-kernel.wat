@@ -2,7 +2,7 @@
 ;;
 ;; Assembled to bootstrap-kernel.wasm by scripts/assemble-wasm.mjs (the `wabt` package), which
 ;; `npm run build`, the test setup and the benchmarks run; src/analytics/bootstrap-kernel.ts
-;; loads and drives it; where WebAssembly SIMD is missing, bootstrap.ts uses its scalar kernel.
+;; loads and drives it; where WebAssembly SIMD is missing, bootstrap/scalar-kernel.ts takes over.
 ;;
 ;; Two paths, both bit-identical to the scalar definition of a replicate
 ;;   Σ_{g: D_g > 0} N_g / D_g  /  #{g: D_g > 0},  D_g = Σ_{i∈g} w_i,  N_g = Σ_{i∈g} w_i·x_i
@@ -404,11 +404,12 @@
 
   ;; drawRows(n, rows, state, out, limit): `rows` rows of the multiplicity matrix, each n counts
   ;; (i32, zeroed by the caller) from `out` on: per row n draws of a report index, each counted
-  ;; once. The generator is multiplicityRows' (bootstrap.ts), pure-rand 7's xoroshiro128plus as
-  ;; four i32 state words (at `state`, in that file's order s01, s00, s11, s10; read at the start
-  ;; and written back at the end) and its uniform integer in [0, n): the output word of a step,
-  ;; plus 2^31, is used when it is at most `limit` (the largest multiple of n below 2^32, minus 1;
-  ;; 2^32 − 1 for n ≤ 2), as that number modulo n; otherwise the next step's word is tried.
+  ;; once. The generator is multiplicityRows' (bootstrap/multiplicities.ts), pure-rand 7's
+  ;; xoroshiro128plus as four i32 state words (at `state`, in that file's order s01, s00, s11,
+  ;; s10; read at the start and written back at the end) and its uniform integer in [0, n): the
+  ;; output word of a step, plus 2^31, is used when it is at most `limit` (the largest multiple
+  ;; of n below 2^32, minus 1; 2^32 − 1 for n ≤ 2), as that number modulo n; otherwise the next
+  ;; step's word is tried.
   (func $drawRows (export "drawRows")
     (param $n i32) (param $rows i32) (param $state i32) (param $out i32) (param $limit i32)
     (local $s00 i32) (local $s01 i32) (local $s10 i32) (local $s11 i32)
