@@ -2,7 +2,7 @@
  * Benchmark of Kemeny–Young aggregation (exact DP and heuristic), bootstrap rank intervals and
  * REML variance partitioning at the paper's scale, and the analytics of a cold leaderboard
  * (bootstrap grid, consensus, rank intervals) at 90 and 270 runs with the rank intervals of the
- * dense definition (tests/unit/analytics/oracles) timed in the same run. Prints Markdown tables.
+ * previous dense definition (bench/support/baselines) timed in the same run. Prints Markdown tables.
  *
  *   node -r ./bench/kemeny/swc-register.js bench/kemeny/kemeny-bench.ts [--repeats 5] [--leaderboard]
  */
@@ -10,7 +10,7 @@ import { bootstrapGrid } from '../../src/analytics/bootstrap';
 import { kemeny, kemenyScore, pairwiseMatrix } from '../../src/analytics/kemeny';
 import { partitionVariance } from '../../src/analytics/mixed-model';
 import { kemenyRankIntervals } from '../../src/analytics/rank-intervals';
-import { kemenyRankIntervals as denseRankIntervals } from '../support/oracles/rank-intervals-dense';
+import { kemenyRankIntervals as denseRankIntervals } from '../support/baselines/rank-intervals-dense';
 import { leaderboardGridInput } from './leaderboard-data';
 
 function lcg(seed: number): () => number {
@@ -180,7 +180,7 @@ if (!leaderboardOnly) {
 // bench/graphql-leaderboard (1,252 reports, 12 categorical variables with 2–9 classes and 4
 // numeric ones, run skill uniform in [0.45, 0.95], 2 % missing answers), B = 1000. The rank
 // intervals of the previous per-replicate definition (four starts, each searched to a local
-// optimum; bench/support/oracles) run on the same replicates, for the time and for the quality
+// optimum; bench/support/baselines) run on the same replicates, for the time and for the quality
 // of the repaired orders: each replicate's Kemeny score of both orders.
 {
   const V = 16;

@@ -7,17 +7,9 @@
  * within the score tolerance of a whole rank being that rank. For fields the subset DP solves
  * (up to 20 candidates); the implementation agrees with it where every replicate is exact.
  */
+import type { CandidateRankInterval } from '../../../src/analytics/rank-intervals';
 import { preferenceCounts, sameScore, tieBreakOrder } from './kemeny-definition';
 import { subsetDpKemeny } from './kemeny-subset-dp';
-
-export interface OracleRankInterval {
-  candidate: number;
-  lower: number;
-  upper: number;
-  lowerQuantile: number;
-  upperQuantile: number;
-  median: number;
-}
 
 /** Type-7 quantile of ascending values: h = (m − 1)p, x[⌊h⌋] + (h − ⌊h⌋)(x[⌊h⌋ + 1] − x[⌊h⌋]). */
 export function type7(sorted: readonly number[], p: number): number {
@@ -35,7 +27,7 @@ export function type7(sorted: readonly number[], p: number): number {
 export function exactRankIntervals(
   input: { data: ArrayLike<number>; candidates: number; voters: number; replicates: number },
   options: { level?: number; names?: readonly string[] | null; macro?: { data: ArrayLike<number> } | null; voterWeights?: ArrayLike<number> | null } = {},
-): { ranks: Int32Array; intervals: OracleRankInterval[] } {
+): { ranks: Int32Array; intervals: CandidateRankInterval[] } {
   const { data, candidates: n, voters: V, replicates: B } = input;
   const weights = options.voterWeights ?? null;
   const ranks = new Int32Array(n * B);

@@ -1,47 +1,24 @@
 /**
- * The exact DP's shortcuts for subsets with a strict Condorcet winner or loser (integer weights) against
- * the plain dense solver (bench/support/oracles/kemeny-dense) and a brute force over all orders:
- * the same order, with its tie-break, on integer matrices with many winners, ties and cycles.
+ * The exact DP's shortcuts for subsets with a strict Condorcet winner or loser (integer weights)
+ * against the oracles written from the definition (bench/support/oracles: the textbook subset DP
+ * and a brute force over all orders): the same order, with its tie-break, on integer matrices
+ * with many winners, ties and cycles.
  */
 import { kemenyFromMatrix, pairwiseFromMatrix } from '../../../src/analytics/kemeny';
-import * as dense from '../../../bench/support/oracles/kemeny-dense';
+import { bruteForceKemeny } from '../../../bench/support/oracles/kemeny-brute-force';
+import { rows } from '../../../bench/support/oracles/kemeny-definition';
+import { subsetDpKemeny } from '../../../bench/support/oracles/kemeny-subset-dp';
+
+/** Without macro averages or names the tie-break is the candidates' index. */
+const byIndex = (n: number): number[] => Array.from({ length: n }, (_, c) => c);
 
 function lcg(seed: number): () => number {
   let s = seed;
   return () => (s = (s * 48271) % 2147483647) / 2147483647;
 }
 
-/** The lexicographically smallest (by priority = index) optimal order, by enumeration. */
-function bruteForce(n: number, w: Float64Array): number[] {
-  let best: number[] | null = null;
-  let bestScore = Infinity;
-  const order: number[] = [];
-  const used = new Array<boolean>(n).fill(false);
-  const visit = (): void => {
-    if (order.length === n) {
-      let score = 0;
-      for (let p = 0; p < n; p++) for (let q = p + 1; q < n; q++) score += w[order[q]! * n + order[p]!]!;
-      if (score < bestScore) {
-        bestScore = score;
-        best = order.slice();
-      }
-      return;
-    }
-    for (let c = 0; c < n; c++) {
-      if (used[c]) continue;
-      used[c] = true;
-      order.push(c);
-      visit();
-      order.pop();
-      used[c] = false;
-    }
-  };
-  visit();
-  return best!;
-}
-
 describe('exact Kemeny DP with Condorcet winners and losers of subsets', () => {
-  it('matches the dense solver and a brute force on integer matrices', () => {
+  it('matches the subset DP and a brute force on integer matrices', () => {
     const rnd = lcg(2024);
     for (let trial = 0; trial < 300; trial++) {
       const n = 2 + (trial % 6);
@@ -56,14 +33,14 @@ describe('exact Kemeny DP with Condorcet winners and losers of subsets', () => {
       // Without decomposition the DP sees the whole matrix, winners and cycles alike.
       const options = { decompose: false, exactLimit: 12 };
       const result = kemenyFromMatrix(pairwiseFromMatrix(n, w, V), options);
-      const oracle = dense.kemenyFromMatrix(dense.pairwiseFromMatrix(n, w, V), options);
+      const oracle = subsetDpKemeny(rows(n, w), byIndex(n));
       expect(result.order).toEqual(oracle.order);
       expect(result.exact).toBe(true);
-      expect(result.order).toEqual(bruteForce(n, w));
+      expect(result.order).toEqual(bruteForceKemeny(rows(n, w), byIndex(n)).order);
     }
   });
 
-  it('matches the dense solver on larger integer matrices, cycles among the best and among the worst', () => {
+  it('matches the subset DP on larger integer matrices, cycles among the best and among the worst', () => {
     const rnd = lcg(77);
     for (let trial = 0; trial < 60; trial++) {
       const n = 8 + (trial % 5);
@@ -77,7 +54,7 @@ describe('exact Kemeny DP with Condorcet winners and losers of subsets', () => {
       }
       const options = { decompose: false, exactLimit: 12 };
       const result = kemenyFromMatrix(pairwiseFromMatrix(n, w, V), options);
-      const oracle = dense.kemenyFromMatrix(dense.pairwiseFromMatrix(n, w, V), options);
+      const oracle = subsetDpKemeny(rows(n, w), byIndex(n));
       expect(result.order).toEqual(oracle.order);
       expect(result.score).toBe(oracle.score);
       expect(result.exact).toBe(true);

@@ -1,6 +1,6 @@
 /**
- * The optimised Kemeny–Young solver against the plain dense definition (bench/support/oracles):
- * the same orders, scores and exactness, bit for bit. Rank intervals against what their
+ * The optimised Kemeny–Young solver against the previous plain dense solver
+ * (bench/support/baselines): the same orders, scores and exactness, bit for bit. Rank intervals against what their
  * definition (docs/scoring.md §6) guarantees, on random profiles with ties, near-ties within the
  * score tolerance, missing scores, Condorcet cycles, zero and fractional voter weights, infinite
  * scores and 2..40 candidates: replicates whose Condorcet components are all within the exact
@@ -14,7 +14,7 @@ import { kemeny, kemenyFromMatrix, kemenyScore, pairwiseMatrix, tieBreakPriority
 import type { PairwiseMatrix } from '../../../src/analytics/kemeny';
 import { kemenyRankIntervals, rankIntervalSteps } from '../../../src/analytics/rank-intervals';
 import type { RankIntervalOptions } from '../../../src/analytics/rank-intervals';
-import * as dense from '../../../bench/support/oracles/kemeny-dense';
+import * as dense from '../../../bench/support/baselines/kemeny-dense';
 
 function lcg(seed: number): () => number {
   let s = seed;
@@ -324,7 +324,7 @@ describe('rank intervals: what the per-replicate definition guarantees', () => {
   });
 });
 
-describe('kemenyFromMatrix equals the dense definition', () => {
+describe('kemenyFromMatrix equals the previous dense solver', () => {
   it('orders, scores, bounds, exactness and components identical (DP, heuristic with restarts and warm starts)', () => {
     fc.assert(
       fc.property(
@@ -359,7 +359,7 @@ describe('kemenyFromMatrix equals the dense definition', () => {
             warmStarts,
           };
           const fast = kemenyFromMatrix(pairwiseMatrix(scores, { voterWeights }), options);
-          const oracle = dense.kemenyFromMatrix(dense.pairwiseMatrix(scores, { voterWeights }), options);
+          const oracle = dense.kemenyFromMatrix(pairwiseMatrix(scores, { voterWeights }), options);
           expect(fast).toEqual(oracle);
         },
       ),
