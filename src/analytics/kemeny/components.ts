@@ -1,7 +1,7 @@
 /** Condorcet decomposition, and the solve of a matrix component by component. */
 import type { PairwiseMatrix } from './pairwise';
 import { checkedExactLimit, DEFAULT_EXACT_LIMIT } from './options';
-import { ExactScratch, exactOrderInto } from './exact';
+import { exactOrderInto, KEEP_EXACT_SUBSETS, sharedExactScratch } from './exact';
 import { MARGIN_TILE } from './margins';
 import { givenPriority, sortByPriority, tieBreakPriority } from './tie-break';
 import type { KemenyTieBreak } from './tie-break';
@@ -44,7 +44,6 @@ export class ComponentSolver {
   private readonly localPriority: Int32Array;
   private readonly localOrder: Int32Array;
   private sub = new Float64Array(0);
-  private readonly exactScratch = new ExactScratch();
 
   constructor(n: number) {
     this.order = new Int32Array(n);
@@ -87,7 +86,8 @@ export class ComponentSolver {
           const row = members[from + a]! * n;
           for (let b = 0; b < k; b++) sub[a * k + b] = w[row + members[from + b]!]!;
         }
-        exactOrderInto(sub, k, localPriority, eps, this.exactScratch, localOrder);
+        exactOrderInto(sub, k, localPriority, eps, sharedExactScratch, localOrder);
+        sharedExactScratch.trim(KEEP_EXACT_SUBSETS);
         for (let i = 0; i < k; i++) order[at++] = members[from + localOrder[i]!]!;
       } else {
         exact = false;
