@@ -3,10 +3,11 @@
  * component, decomposition off so the DP sees all n) against its C peer, bench/kemeny/subset-dp.c,
  * built here with the system cc: the same matrix, the same order and score, timed call by call in
  * rounds that alternate the two, so that both see the same load. Prints wall and CPU time per
- * call (median, min, max), their ratios, the load average before and after, and what one call
- * allocates in ArrayBuffers (a separate untimed pass, after a forced collection).
+ * call (median, min, max), their ratios (of the medians, and of the minima: the calls least
+ * disturbed by other processes), the CPU time of this process over the run, and the load
+ * average before and after.
  *
- *   node --expose-gc -r ./bench/kemeny/swc-register.js bench/kemeny/exact-dp-bench.ts \
+ *   node -r ./bench/kemeny/swc-register.js bench/kemeny/exact-dp-bench.ts \
  *     [--n 20] [--voters 25] [--calls 15] [--rounds 4]
  */
 import { execFileSync } from 'node:child_process';
@@ -64,32 +65,22 @@ for (let round = 0; round < rounds; round++) {
 }
 const jsCpu = process.cpuUsage(jsCpu0);
 
-// Allocation per call, untimed: ArrayBuffer bytes still held right after a call that started
-// from a collected heap (what the call allocated and has not yet been collected).
-const gc = (globalThis as { gc?: () => void }).gc;
-let allocated = 'n/a (run node with --expose-gc)';
-if (gc) {
-  const bytes: number[] = [];
-  for (let k = 0; k < 5; k++) {
-    gc();
-    const before = process.memoryUsage().arrayBuffers;
-    kemenyFromMatrix(matrix, options);
-    bytes.push(process.memoryUsage().arrayBuffers - before);
-  }
-  allocated = `${(median(bytes) / 2 ** 20).toFixed(2)} MiB (median of 5)`;
+function report(): void {
+  const row = (name: string, x: { wall: number[]; cpu: number[] }): string =>
+    `| ${name} | ${median(x.wall).toFixed(2)} (${Math.min(...x.wall).toFixed(2)}–${Math.max(...x.wall).toFixed(2)}) | ${median(x.cpu).toFixed(2)} (${Math.min(...x.cpu).toFixed(2)}–${Math.max(...x.cpu).toFixed(2)}) |`;
+  console.log(`Exact Kemeny–Young DP, ${n} candidates × ${V} voters, ${rounds} rounds of ${calls} calls each side, alternating; score ${cScore}, same order.`);
+  console.log('');
+  console.log('| solver | wall ms per call, median (min–max) | CPU ms per call, median (min–max) |');
+  console.log('|---|---|---|');
+  console.log(row('C peer (cc -O2)', c));
+  console.log(row('src/analytics kemenyFromMatrix', js));
+  console.log('');
+  console.log(
+    `ratio JS / C: wall ${(median(js.wall) / median(c.wall)).toFixed(2)}, CPU ${(median(js.cpu) / median(c.cpu)).toFixed(2)} (medians); ` +
+      `CPU ${(Math.min(...js.cpu) / Math.min(...c.cpu)).toFixed(2)} (minima); ` +
+      `node process CPU over the run ${((jsCpu.user + jsCpu.system) / 1000).toFixed(0)} ms; ` +
+      `load average before ${loadBefore}, after ${loadavg()}`,
+  );
 }
 
-const row = (name: string, x: { wall: number[]; cpu: number[] }): string =>
-  `| ${name} | ${median(x.wall).toFixed(2)} (${Math.min(...x.wall).toFixed(2)}–${Math.max(...x.wall).toFixed(2)}) | ${median(x.cpu).toFixed(2)} (${Math.min(...x.cpu).toFixed(2)}–${Math.max(...x.cpu).toFixed(2)}) |`;
-console.log(`Exact Kemeny–Young DP, ${n} candidates × ${V} voters, ${rounds} rounds of ${calls} calls each side, alternating; score ${cScore}, same order.`);
-console.log('');
-console.log('| solver | wall ms per call, median (min–max) | CPU ms per call, median (min–max) |');
-console.log('|---|---|---|');
-console.log(row('C peer (cc -O2)', c));
-console.log(row('src/analytics kemenyFromMatrix', js));
-console.log('');
-console.log(
-  `ratio JS / C: wall ${(median(js.wall) / median(c.wall)).toFixed(2)}, CPU ${(median(js.cpu) / median(c.cpu)).toFixed(2)}; ` +
-    `JS process CPU over the timed calls ${((jsCpu.user + jsCpu.system) / 1000).toFixed(0)} ms; ArrayBuffers held after one call ${allocated}; ` +
-    `load average before ${loadBefore}, after ${loadavg()}`,
-);
+report();
