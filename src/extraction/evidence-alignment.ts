@@ -53,7 +53,13 @@ const MAX_DISTANCE_NUMERATOR = 3;
 const MAX_DISTANCE_DENOMINATOR = 20;
 const SPACE = 0x20;
 
-const END_OF_LINE_HYPHENATION = /(?<=\p{L})[-\u00AD][ \t]*\r?\n[ \t]*(?=\p{L})/gu;
+/**
+ * `(?<=\p{L})[-\u00AD][ \t]*\r?\n[ \t]*(?=\p{L})` of METRICS.md §10 without its lookbehind, which
+ * the engine would try at every position of a long text: the letter before is checked by
+ * `precededByLetter`.
+ */
+const END_OF_LINE_HYPHENATION = /[-\u00AD][ \t]*\r?\n[ \t]*(?=\p{L})/gu;
+const LETTER = /^\p{L}$/u;
 const SOFT_HYPHEN = /\u00AD/g;
 /** Runs of whitespace that are not already one plain space. */
 const WHITESPACE_TO_COLLAPSE = /\s{2,}|[^\S ]/g;
@@ -152,7 +158,7 @@ function normaliseMapped(text: string): Mapped {
     i = end;
   }
   let mapped = out.build();
-  mapped = rewrite(mapped, END_OF_LINE_HYPHENATION, false);
+  mapped = rewrite(mapped, END_OF_LINE_HYPHENATION, false, precededByLetter);
   mapped = rewrite(mapped, SOFT_HYPHEN, false);
   return rewrite(mapped, WHITESPACE_TO_COLLAPSE, true);
 }
@@ -163,8 +169,18 @@ function continuesCharacter(text: string, at: number): boolean {
   return CONTINUES_CHARACTER.test(String.fromCodePoint(text.codePointAt(at)!));
 }
 
-/** Removes every match of `pattern`, or replaces it with one space mapped to the whole match. */
-function rewrite(input: Mapped, pattern: RegExp, toSpace: boolean): Mapped {
+function precededByLetter(text: string, at: number): boolean {
+  if (at === 0) return false;
+  const before = text.charCodeAt(at - 1);
+  const start = before >= 0xdc00 && before <= 0xdfff && at >= 2 ? at - 2 : at - 1;
+  return LETTER.test(String.fromCodePoint(text.codePointAt(start)!));
+}
+
+/**
+ * Removes every match of `pattern` (that `accept` accepts), or replaces it with one space mapped
+ * to the whole match.
+ */
+function rewrite(input: Mapped, pattern: RegExp, toSpace: boolean, accept?: (text: string, at: number) => boolean): Mapped {
   pattern.lastIndex = 0;
   if (!pattern.test(input.value)) return input;
   pattern.lastIndex = 0;
@@ -172,6 +188,7 @@ function rewrite(input: Mapped, pattern: RegExp, toSpace: boolean): Mapped {
   let copied = 0;
   for (const match of input.value.matchAll(pattern)) {
     const at = match.index;
+    if (accept && !accept(input.value, at)) continue;
     const after = at + match[0].length;
     out.copy(input, copied, at);
     if (toSpace) out.push(SPACE, input.originStart[at]!, input.originEnd[after - 1]!);
@@ -434,6 +451,10 @@ class QuoteCodes {
       this.scanOneBlock(peq, text, from, to, m, maxDistance, ends);
       return;
     }
+    if (blocks === 2) {
+      this.scanTwoBlocks(peq, text, from, to, m, maxDistance, ends);
+      return;
+    }
     const pv = new Int32Array(blocks).fill(-1);
     const mv = new Int32Array(blocks);
     const lastHigh = 1 << ((m - 1) & 31);
@@ -462,6 +483,47 @@ class QuoteCodes {
         carry = out;
       }
       score += carry;
+      if (score <= maxDistance) ends.push(j + 1);
+    }
+  }
+
+  /** The same search for quotes of 33 to 64 code points, in registers. */
+  private scanTwoBlocks(peq: Int32Array, text: Int32Array, from: number, to: number, m: number, maxDistance: number, ends: number[]): void {
+    const high = 1 << (m - 33);
+    let pv0 = -1;
+    let mv0 = 0;
+    let pv1 = -1;
+    let mv1 = 0;
+    let score = m;
+    for (let j = from; j < to; j += 1) {
+      const cp = text[j]!;
+      const base = (cp <= 0xffff ? bmpSlots[cp]! : (this.astral.get(cp) ?? 0)) << 1;
+      // Rows 1–32: the top row is zero, so no horizontal carry comes in.
+      const eq0 = peq[base]!;
+      const xv0 = eq0 | mv0;
+      const xh0 = ((((eq0 & pv0) + pv0) | 0) ^ pv0) | eq0;
+      let ph0 = mv0 | ~(xh0 | pv0);
+      let mh0 = pv0 & xh0;
+      const carry = ph0 < 0 ? 1 : mh0 < 0 ? -1 : 0;
+      ph0 <<= 1;
+      mh0 <<= 1;
+      pv0 = mh0 | ~(xv0 | ph0);
+      mv0 = ph0 & xv0;
+      // Rows 33–m, with the first block's carry.
+      let eq1 = peq[base + 1]!;
+      const xv1 = eq1 | mv1;
+      if (carry < 0) eq1 |= 1;
+      const xh1 = ((((eq1 & pv1) + pv1) | 0) ^ pv1) | eq1;
+      let ph1 = mv1 | ~(xh1 | pv1);
+      let mh1 = pv1 & xh1;
+      if ((ph1 & high) !== 0) score += 1;
+      else if ((mh1 & high) !== 0) score -= 1;
+      ph1 <<= 1;
+      mh1 <<= 1;
+      if (carry < 0) mh1 |= 1;
+      else if (carry > 0) ph1 |= 1;
+      pv1 = mh1 | ~(xv1 | ph1);
+      mv1 = ph1 & xv1;
       if (score <= maxDistance) ends.push(j + 1);
     }
   }
