@@ -12,8 +12,10 @@ export function elapsedMs(run: Run): number | null {
 
 /**
  * Counters and times of a run; the ETA divides what is pending by the predictions committed in
- * the last minute (`recent`, over the part of that minute the run has been running), falling back
- * to the pace since the start when nothing was committed lately.
+ * the last minute (`recent`, over the part of that minute the run has been running). When nothing
+ * was committed in that minute the run is stalled (its items wait for a worker, its endpoint is
+ * paused) and no finish time is promised; the pace since the start stands in only for a caller
+ * without the recent count.
  */
 export function progressOf(run: Run, recent: number | null): RunProgress {
   const done = run.succeededCount + run.failedCount;
@@ -22,8 +24,9 @@ export function progressOf(run: Run, recent: number | null): RunProgress {
   let etaMs: number | null = null;
   if (run.status === RunStatus.RUNNING && elapsed !== null && pending > 0) {
     const window = Math.min(RECENT_WINDOW_SECONDS * 1000, elapsed);
-    if (recent !== null && recent > 0 && window > 0) etaMs = Math.round((pending * window) / recent);
-    else if (done > 0) etaMs = Math.round((elapsed / done) * pending);
+    if (recent !== null) {
+      if (recent > 0 && window > 0) etaMs = Math.round((pending * window) / recent);
+    } else if (done > 0) etaMs = Math.round((elapsed / done) * pending);
   }
   return {
     total: run.totalReports,
