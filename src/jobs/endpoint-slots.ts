@@ -42,6 +42,8 @@ export class EndpointSlots {
   private client: Client | undefined;
   private readonly held = new Map<string, Set<number>>();
   private connecting: Promise<Client> | undefined;
+  /** When this worker's heartbeat was last recorded (Date.now()); 0 before the first. */
+  lastBeatAt = 0;
 
   constructor(
     private readonly connection: ClientConfig,
@@ -69,6 +71,7 @@ export class EndpointSlots {
          ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), demand = EXCLUDED.demand`,
         [this.workerId, hostname(), process.pid, JSON.stringify(demand)],
       );
+      this.lastBeatAt = Date.now();
       const ids = lanes.map((l) => l.endpointId);
       if (ids.length === 0) return;
       const others = (

@@ -10,6 +10,10 @@
  *   A report aborted by cancellation or shutdown writes nothing: it stays pending for resumeRun.
  * - An item stops starting reports when its lease could run out before they finish, and hands
  *   the rest to a new item.
+ * - Every worker hands back the items of dead workers (queue.ts `reclaim`) every few seconds.
+ *   A worker that finds its claim of an item gone, or cannot renew its heartbeat for long enough
+ *   that others may judge it dead, stops the item's reports at once and leaves the item to its
+ *   new holder.
  * - Transient failures are retried inside the chat client (backoff with jitter, Retry-After);
  *   what still fails is written as a FAILED prediction with a code, for resumeRun to retry.
  */
@@ -31,7 +35,7 @@ import { ExecutorAbort } from './failure';
 import { predictionOutcome, unstorableRow, type PredictionOutcome } from './prediction-outcome';
 import { isUnstorable, PredictionWriter } from './prediction-writer';
 import { TERMINAL_RUN_STATUSES } from './run-status';
-import { CHUNK_SIZE, poolOf, type JobQueue, type RunItem } from './queue';
+import { CHUNK_SIZE, DEAD_WORKER_SECONDS, poolOf, type Claim, type ClaimedItem, type JobQueue, type RunItem } from './queue';
 import { readMetrics, SAMPLE_INTERVAL_MS, storeSample } from './telemetry';
 
 export interface ExecutorOptions {
@@ -98,6 +102,20 @@ interface ReportRow {
 
 /** Time kept free at the end of a lease (at most a quarter of it): items stop starting reports before it. */
 const LEASE_MARGIN_MS = 30_000;
+/** How often the claims of dead workers are looked for, and this worker's own claims checked. */
+const CLAIM_CHECK_MS = 2_000;
+const RECLAIM_MS = 5_000;
+/**
+ * Without a heartbeat for this long, this worker's items stop: from DEAD_WORKER_SECONDS of
+ * silence on, others may take them, and the claim checks (every CLAIM_CHECK_MS) must come first.
+ */
+const SELF_FENCE_MS = (DEAD_WORKER_SECONDS - 5) * 1000;
+
+/** An item in hand: its claim and what stops its reports when the claim is lost. */
+interface HeldItem {
+  claim: Claim;
+  lost: AbortController;
+}
 
 /**
  * An AbortController that follows `sources` (and `ms`, when given) until disposed. Listeners are
@@ -174,6 +192,7 @@ export class RunExecutor {
   private readonly lanes = new Map<string, EndpointLane>();
   private readonly runtimes = new Map<string, RunRuntime>();
   private readonly items = new Set<Promise<void>>();
+  private readonly held = new Map<string, HeldItem>();
   private readonly shutdown = new AbortController();
   private readonly fetchNap = new Nap();
   private readonly tickNap = new Nap();
@@ -203,11 +222,14 @@ export class RunExecutor {
     // Every report in flight listens to these two signals (and removes its listener when done).
     setMaxListeners(0, this.shutdown.signal);
     await this.queue.start();
+    this.queue.reportErrorsTo((error) => this.logger.warn({ err: error }, "the job queue's maintenance failed; it runs again at its next interval"));
+    // The heartbeat row exists before the first claim, so no reclaimer takes this worker for a dead one.
+    await this.slots.tick([]);
     this.unsubscribe = [
       this.listener.onRunCancelled((runId) => this.runtimes.get(runId)?.cancel.abort(new ExecutorAbort('CANCELLED'))),
       this.listener.onJobsAvailable(() => this.wakeUp()),
     ];
-    this.loops = [this.fetchLoop(), this.tickLoop(), this.watchLoop()];
+    this.loops = [this.fetchLoop(), this.tickLoop(), this.watchLoop(), this.reclaimLoop()];
     this.logger.info({ workerId: this.workerId, concurrency: this.options.concurrency }, 'run worker started');
   }
 
@@ -244,16 +266,20 @@ export class RunExecutor {
       let fetched = 0;
       if (room > 0 && hungry) {
         try {
-          const jobs = await this.queue.fetch(1);
+          const jobs = await this.queue.fetch(1, this.workerId);
           fetched = jobs.length;
           for (const job of jobs) {
             // Counted at once, so the next round of this loop sees the reports just fetched.
             this.undispatched += job.data.reportIds.length;
             const leaseEnd = Date.now() + job.expireInSeconds * 1000;
-            const item = this.process(job.id, job.data, job.priority, job.expireInSeconds).catch((error: unknown) => {
-              this.logger.error({ err: error, jobId: job.id }, 'work item failed; the queue retries it');
-              return this.handBack(job.id, leaseEnd);
-            });
+            const held: HeldItem = { claim: { jobId: job.jobId, token: job.token }, lost: new AbortController() };
+            this.held.set(job.token, held);
+            const item = this.process(job, held.lost.signal)
+              .catch((error: unknown) => {
+                this.logger.error({ err: error, jobId: job.jobId }, 'work item failed; the queue retries it');
+                return this.handBack(held.claim, leaseEnd);
+              })
+              .finally(() => this.held.delete(job.token));
             this.items.add(item);
             void item.finally(() => {
               this.items.delete(item);
@@ -275,14 +301,14 @@ export class RunExecutor {
    * call fails too, and the item would wait for its lease to run out (15 minutes by default):
    * it is tried again until the database is back or the lease is nearly over anyway.
    */
-  private async handBack(jobId: string, leaseEnd: number): Promise<void> {
+  private async handBack(claim: Claim, leaseEnd: number): Promise<void> {
     for (let wait = 250; ; wait = Math.min(5000, wait * 2)) {
       try {
-        await this.queue.fail(jobId, 'worker error');
+        if (!(await this.queue.fail(claim, 'worker error'))) this.logger.info({ jobId: claim.jobId }, 'a work item to hand back was taken up by another worker already');
         return;
       } catch (error) {
         if (Date.now() + wait >= leaseEnd || this.shutdown.signal.aborted) {
-          this.logger.warn({ err: error, jobId }, 'handing a work item back failed; it is taken up again when its lease runs out');
+          this.logger.warn({ err: error, jobId: claim.jobId }, 'handing a work item back failed; it is taken up again when its lease runs out or its claim is reclaimed');
           return;
         }
         await sleep(wait, this.shutdown.signal);
@@ -315,7 +341,8 @@ export class RunExecutor {
         sampled = Date.now();
         void this.sampleEndpoints().catch((error: unknown) => this.logger.debug({ err: error }, 'endpoint telemetry failed'));
       }
-      await this.slots.tick([...this.lanes.values()]).catch(() => undefined);
+      // tick handles a lost connection itself; anything else is logged and the next tick tries again
+      await this.slots.tick([...this.lanes.values()]).catch((error: unknown) => this.logger.warn({ err: error }, 'sharing endpoint slots failed'));
       // Lanes without work and without slots are forgotten.
       // (a lane whose breaker is not closed is kept: it remembers the endpoint's state)
       for (const [id, lane] of this.lanes) {
@@ -325,19 +352,57 @@ export class RunExecutor {
     }
   }
 
-  /** Cancellation seen in the database, for workers that missed the notification. */
+  /**
+   * Cancellation seen in the database, for workers that missed the notification; and the claims
+   * of the items in hand: an item whose claim is gone (or may be taken, this worker's heartbeat
+   * being too old) stops its reports.
+   */
   private async watchLoop(): Promise<void> {
     const stop = this.shutdown.signal;
     while (!stop.aborted) {
-      await sleep(2000, stop);
+      await sleep(CLAIM_CHECK_MS, stop);
+      if (stop.aborted) break;
+      if (this.held.size > 0 && Date.now() - this.slots.lastBeatAt > SELF_FENCE_MS) {
+        this.logger.warn({ items: this.held.size }, "this worker's heartbeat is too old: its items stop and are left to other workers");
+        for (const item of this.held.values()) item.lost.abort(new ExecutorAbort('CLAIM_LOST'));
+      }
+      try {
+        const items = [...this.held.values()];
+        const stillHeld = await this.queue.held(items.map((i) => i.claim));
+        for (const item of items) {
+          if (stillHeld.has(item.claim.token) || item.lost.signal.aborted) continue;
+          this.logger.warn({ jobId: item.claim.jobId }, 'a work item was reclaimed from this worker: its reports stop');
+          item.lost.abort(new ExecutorAbort('CLAIM_LOST'));
+        }
+      } catch (error) {
+        this.logger.warn({ err: error }, 'checking the claims of work items failed; the next round tries again');
+      }
       const ids = [...this.runtimes.keys()];
       if (ids.length === 0) continue;
       try {
         const rows = (await this.pool.query<{ id: string }>(`SELECT id FROM runs WHERE id = ANY($1::uuid[]) AND status = 'CANCELLED'`, [ids])).rows;
         for (const { id } of rows) this.runtimes.get(id)?.cancel.abort(new ExecutorAbort('CANCELLED'));
-      } catch {
-        // The next round tries again.
+      } catch (error) {
+        this.logger.warn({ err: error }, 'checking runs for cancellation failed; the next round tries again');
       }
+    }
+  }
+
+  /** The items of dead workers, back to the queue (at start too: a restarted server's previous self is one). */
+  private async reclaimLoop(): Promise<void> {
+    const stop = this.shutdown.signal;
+    while (!stop.aborted) {
+      try {
+        const ids = await this.queue.reclaim();
+        if (ids.length > 0) {
+          this.logger.info({ items: ids.length }, "work items of a dead worker handed back to the queue");
+          await this.publisher.jobsAvailable();
+          this.wakeUp();
+        }
+      } catch (error) {
+        this.logger.warn({ err: error }, 'looking for the work items of dead workers failed; the next round tries again');
+      }
+      await sleep(RECLAIM_MS, stop);
     }
   }
 
@@ -434,8 +499,9 @@ export class RunExecutor {
     await this.publisher.runsChanged([{ runId, experimentId }]);
   }
 
-  private async process(jobId: string, item: RunItem, priority: number, leaseSeconds: number): Promise<void> {
+  private async process(job: ClaimedItem, lost: AbortSignal): Promise<void> {
     const claimed = Date.now();
+    const item = job.data;
     // `undispatched` counts the item's reports from its fetch until each is started or dropped.
     let counted = item.reportIds.length;
     const uncount = (n: number) => {
@@ -447,12 +513,12 @@ export class RunExecutor {
     try {
       const runtime = await this.runtime(item.runId);
       if (!runtime) {
-        await this.queue.complete(jobId);
+        await this.queue.complete(job);
         return;
       }
       runtime.items++;
       try {
-        await this.work(jobId, item, priority, leaseSeconds, claimed + leaseSeconds * 1000, runtime, uncount);
+        await this.work(job, lost, claimed + job.expireInSeconds * 1000, runtime, uncount);
       } finally {
         runtime.items--;
         // A run resumed after a cancel has a new runtime by now: only this one's own entry goes.
@@ -463,15 +529,8 @@ export class RunExecutor {
     }
   }
 
-  private async work(
-    jobId: string,
-    item: RunItem,
-    priority: number,
-    leaseSeconds: number,
-    leaseEnd: number,
-    runtime: RunRuntime,
-    uncount: (n: number) => void,
-  ): Promise<void> {
+  private async work(job: ClaimedItem, lost: AbortSignal, leaseEnd: number, runtime: RunRuntime, uncount: (n: number) => void): Promise<void> {
+    const item: RunItem = job.data;
     const { runId, snapshot, lane } = runtime;
     const started = await this.pool.query<{ experiment_id: string | null }>(
       `UPDATE runs SET status = 'RUNNING', started_at = coalesce(started_at, now()) WHERE id = $1 AND status = 'QUEUED' RETURNING experiment_id`,
@@ -494,7 +553,7 @@ export class RunExecutor {
     let writeFailed = false;
     let next = 0;
     uncount(item.reportIds.length - reports.length);
-    const stop = linked([runtime.cancel.signal, this.shutdown.signal], stopAt - Date.now(), () => new ExecutorAbort('LEASE'));
+    const stop = linked([runtime.cancel.signal, this.shutdown.signal, lost], stopAt - Date.now(), () => new ExecutorAbort('LEASE'));
     // The reports in hand count as demand for the endpoint's slots before they ask for seats.
     let backlog = reports.length * weight;
     lane.backlog += backlog;
@@ -516,7 +575,7 @@ export class RunExecutor {
         uncount(1);
         lane.backlog -= weight;
         backlog -= weight;
-        const done = this.predict(runtime, report, release).catch((error: unknown) => {
+        const done = this.predict(runtime, report, release, lost).catch((error: unknown) => {
           writeFailed = true;
           this.logger.error({ err: error, runId }, 'writing a prediction failed');
         });
@@ -530,20 +589,23 @@ export class RunExecutor {
     await Promise.allSettled([...inFlight]);
     // A write that failed leaves its report pending: the item fails and is taken up again.
     if (writeFailed) throw new Error('a prediction could not be written');
+    // The item is another worker's now: what is left of it is that worker's to do.
+    if (lost.aborted) return;
+    let finished: boolean;
     if (this.shutdown.signal.aborted && !runtime.cancel.signal.aborted) {
       // Handed back: another worker (or this one after a restart) takes the item up at once.
-      await this.queue.fail(jobId, 'worker stopped');
-      return;
+      finished = await this.queue.fail(job, 'worker stopped');
+    } else if (next < reports.length && !runtime.cancel.signal.aborted) {
+      finished = await this.queue.continueWith(job, { runId, reportIds: reports.slice(next).map((r) => r.id) }, job.priority, job.expireInSeconds);
+    } else {
+      finished = await this.queue.complete(job);
     }
-    if (next < reports.length && !runtime.cancel.signal.aborted) {
-      await this.queue.continueWith({ runId, reportIds: reports.slice(next).map((r) => r.id) }, priority, leaseSeconds);
-    }
-    await this.queue.complete(jobId);
+    if (!finished) this.logger.info({ jobId: job.jobId }, 'a work item was reclaimed by another worker before this one finished it');
   }
 
-  private async predict(runtime: RunRuntime, report: ReportRow, release: () => void): Promise<void> {
+  private async predict(runtime: RunRuntime, report: ReportRow, release: () => void, lost: AbortSignal): Promise<void> {
     const { snapshot } = runtime;
-    const abort = linked([runtime.cancel.signal, this.shutdown.signal], snapshot.deadlineMs, () => new ExecutorAbort('DEADLINE'));
+    const abort = linked([runtime.cancel.signal, this.shutdown.signal, lost], snapshot.deadlineMs, () => new ExecutorAbort('DEADLINE'));
     const signal = abort.signal;
     const t0 = performance.now();
     const key = { projectId: runtime.projectId, runId: runtime.runId, reportId: report.id };
@@ -566,8 +628,9 @@ export class RunExecutor {
     const { row } = outcome;
     try {
       this.options.observer?.prediction({ endpointId: runtime.lane.endpointId, status: row.status, latencyMs: row.latencyMs });
-    } catch {
+    } catch (error) {
       // Metrics never fail a report.
+      this.logger.warn({ err: error }, 'the prediction observer failed');
     }
     try {
       await this.writer.write(row);

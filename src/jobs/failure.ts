@@ -18,7 +18,7 @@ export interface Failure {
 
 /** Why a prediction was abandoned by the executor itself. */
 export class ExecutorAbort extends Error {
-  constructor(readonly kind: 'DEADLINE' | 'CANCELLED' | 'SHUTDOWN' | 'LEASE') {
+  constructor(readonly kind: 'DEADLINE' | 'CANCELLED' | 'SHUTDOWN' | 'LEASE' | 'CLAIM_LOST') {
     super(kind);
     this.name = 'ExecutorAbort';
   }

@@ -3,18 +3,15 @@
  * process whose subscribers see what workers elsewhere produce, and the endpoint limit held
  * across workers. The fake endpoint runs in this (the test) process, so it sees every worker.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { createServer } from 'node:net';
 import { queueOptions } from '../../src/jobs/queue';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm/fake-llm-server';
 import { ok, rowId } from '../support/graphql-fixtures';
 import { collect, expectedValues, predictionRows, runState, setUpRuns, waitForStatus, wsClient, type RunSetup } from '../support/run-fixtures';
-import { startTestApp, TEST_SECRET_KEY, type TestApp } from '../support/test-app';
-import { keepChildOutput } from '../support/test-log';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { startProcess, stopProcess as stop, type Child } from '../support/child-processes';
 
-const ROOT = path.resolve(__dirname, '../..');
 const LEASE_SECONDS = 12;
 const START_RUN = /* GraphQL */ `mutation($i: StartRunInput!) { startRun(input: $i) { run { id } } }`;
 
@@ -30,37 +27,8 @@ function freePort(): Promise<number> {
   });
 }
 
-interface Child {
-  process: ChildProcess;
-  output: () => string;
-}
-
 function start(entry: 'worker' | 'main', env: Record<string, string>): Child {
-  let output = '';
-  const child = spawn(process.execPath, ['-r', './tests/support/ts-register.js', `src/${entry}.ts`], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', SECRET_KEY: TEST_SECRET_KEY, JOB_LEASE_SECONDS: String(LEASE_SECONDS), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  keepChildOutput(child, entry);
-  return { process: child, output: () => output };
-}
-
-async function stop(child: Child | undefined): Promise<void> {
-  if (!child || child.process.exitCode !== null || child.process.signalCode !== null) return;
-  let timer: NodeJS.Timeout | undefined;
-  const exited = new Promise<void>((resolve) => {
-    child.process.once('exit', () => resolve());
-    timer = setTimeout(() => {
-      child.process.kill('SIGKILL');
-      resolve();
-    }, 10_000);
-  });
-  child.process.kill('SIGTERM');
-  await exited;
-  clearTimeout(timer);
+  return startProcess(entry, { JOB_LEASE_SECONDS: String(LEASE_SECONDS), ...env });
 }
 
 describe('runs across processes', () => {
