@@ -7,18 +7,45 @@
  * shares the endpoint. A report takes as many seats as it makes concurrent calls (a
  * self-consistency report with k samples takes k), for its whole duration.
  *
- * Breaker: after `failureThreshold` consecutive failed reports the lane opens and grants nothing
- * for `cooldownMs` (doubling up to `maxCooldownMs` while probes keep failing); then one report is
- * let through as a probe (half-open); its success closes the lane, its failure opens it again.
+ * Breaker: it hears only what a report says about the endpoint (failure.ts `breakerSignal`). A
+ * report the endpoint answered, even with a refusal of that request or an answer that does not
+ * parse, is a sign of life; a failure of the endpoint itself (no connection, 5xx, 429, no answer
+ * in time) counts against it. After `failureThreshold` such failures in a row, with no answer for
+ * `quietMs`, the lane opens and grants nothing for `cooldownMs` (doubling while probes keep
+ * failing, never beyond `maxCooldownMs`); then one report is let through as a probe (half-open);
+ * an answer closes the lane, a failure opens it again. Bad reports mixed with good ones therefore
+ * never pause an endpoint that answers.
  */
 
 export interface BreakerOptions {
   failureThreshold: number;
   cooldownMs: number;
+  /** The longest pause (docs/operations.md). */
   maxCooldownMs: number;
+  /** How long the endpoint must have answered nothing before failures open the lane (default: cooldownMs). */
+  quietMs?: number;
 }
 
-export const DEFAULT_BREAKER: BreakerOptions = { failureThreshold: 5, cooldownMs: 5_000, maxCooldownMs: 300_000 };
+export const DEFAULT_BREAKER: BreakerOptions = { failureThreshold: 5, cooldownMs: 5_000, maxCooldownMs: 60_000 };
+
+/** What one report's outcome says about its endpoint. */
+export type EndpointSignal = 'ANSWERED' | 'FAILED' | 'NO_SIGN';
+
+/** Time as the lane sees it: injected so its tests need not race real timers. */
+export interface LaneClock {
+  now(): number;
+  /** Runs `fn` after `ms`, without keeping the process alive; returns the cancel function. */
+  schedule(fn: () => void, ms: number): () => void;
+}
+
+export const SYSTEM_CLOCK: LaneClock = {
+  now: () => Date.now(),
+  schedule(fn, ms) {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
 
 export type BreakerState = 'CLOSED' | 'OPEN' | 'HALF_OPEN';
 
@@ -57,7 +84,8 @@ export class EndpointLane {
   private cooldownMs: number;
   private openUntil = 0;
   private probeOut = false;
-  private timer: NodeJS.Timeout | undefined;
+  private lastAnswerAt = Number.NEGATIVE_INFINITY;
+  private cancelTimer: (() => void) | undefined;
   /** The endpoint is recorded DOWN (by this lane's predecessor or another worker): the next success says it is up. */
   announceRecovery = false;
 
@@ -67,6 +95,7 @@ export class EndpointLane {
     private readonly budget: WorkerBudget,
     private readonly events: LaneEvents,
     private readonly breaker: BreakerOptions = DEFAULT_BREAKER,
+    private readonly clock: LaneClock = SYSTEM_CLOCK,
   ) {
     this.maxConcurrency = maxConcurrency;
     this.cooldownMs = breaker.cooldownMs;
@@ -119,10 +148,19 @@ export class EndpointLane {
     });
   }
 
-  /** The outcome of a report that held seats: feeds the breaker. */
-  reportOutcome(ok: boolean, reason?: string): void {
-    if (ok) {
+  /** The outcome of a report that held seats: feeds the breaker. `reason` is our own short text of a failure. */
+  reportOutcome(signal: EndpointSignal, reason?: string): void {
+    if (signal === 'NO_SIGN') {
+      // Nothing learnt about the endpoint; a probe that learnt nothing makes room for the next.
+      if (this.state === 'HALF_OPEN' && this.probeOut) {
+        this.probeOut = false;
+        this.pump();
+      }
+      return;
+    }
+    if (signal === 'ANSWERED') {
       this.consecutiveFailures = 0;
+      this.lastAnswerAt = this.clock.now();
       if (this.state !== 'CLOSED' || this.announceRecovery) {
         this.state = 'CLOSED';
         this.cooldownMs = this.breaker.cooldownMs;
@@ -134,12 +172,13 @@ export class EndpointLane {
       return;
     }
     this.consecutiveFailures++;
-    if (this.state === 'HALF_OPEN' || (this.state === 'CLOSED' && this.consecutiveFailures >= this.breaker.failureThreshold)) {
+    const quiet = this.clock.now() - this.lastAnswerAt >= (this.breaker.quietMs ?? this.breaker.cooldownMs);
+    if (this.state === 'HALF_OPEN' || (this.state === 'CLOSED' && this.consecutiveFailures >= this.breaker.failureThreshold && quiet)) {
       const reopened = this.state === 'HALF_OPEN';
       this.state = 'OPEN';
       this.probeOut = false;
-      if (reopened) this.cooldownMs = Math.min(this.breaker.maxCooldownMs, this.cooldownMs * 2);
-      this.openUntil = Date.now() + this.cooldownMs;
+      this.cooldownMs = Math.min(this.breaker.maxCooldownMs, reopened ? this.cooldownMs * 2 : this.cooldownMs);
+      this.openUntil = this.clock.now() + this.cooldownMs;
       this.schedule(this.cooldownMs);
       this.safely(() => this.events.opened(reason ?? 'consecutive failures'));
     }
@@ -148,7 +187,7 @@ export class EndpointLane {
   /** Grants seats while there are some, round-robin by run. */
   pump(): void {
     if (this.state === 'OPEN') {
-      if (Date.now() < this.openUntil) return;
+      if (this.clock.now() < this.openUntil) return;
       this.state = 'HALF_OPEN';
     }
     while (this.rotation.length > 0) {
@@ -193,20 +232,20 @@ export class EndpointLane {
     }
     this.queues.clear();
     this.rotation.length = 0;
-    if (this.timer) clearTimeout(this.timer);
+    this.cancelTimer?.();
   }
 
   private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.pump(), ms + 5);
-    this.timer.unref();
+    this.cancelTimer?.();
+    this.cancelTimer = this.clock.schedule(() => this.pump(), ms + 5);
   }
 
   private safely(fn: () => void): void {
     try {
       fn();
-    } catch {
-      // An observer's failure must not change the lane.
+    } catch (error) {
+      // An observer's failure must not change the lane; it is reported where it can be seen.
+      process.emitWarning(`an endpoint lane observer failed: ${String(error)}`);
     }
   }
 }

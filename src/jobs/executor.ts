@@ -31,7 +31,7 @@ import type { Logger } from '../logger';
 import { EndpointLane, WorkerBudget, type BreakerOptions, DEFAULT_BREAKER } from './endpoint-lane';
 import { EndpointSlots } from './endpoint-slots';
 import { safePublisher, type RunEventListener, type RunEventPublisher } from './events';
-import { ExecutorAbort } from './failure';
+import { breakerSignal, ExecutorAbort } from './failure';
 import { predictionOutcome, unstorableRow, type PredictionOutcome } from './prediction-outcome';
 import { isUnstorable, PredictionWriter } from './prediction-writer';
 import { TERMINAL_RUN_STATUSES } from './run-status';
@@ -614,13 +614,16 @@ export class RunExecutor {
     try {
       const result = await runStrategy(snapshot.strategy, strategyContext(snapshot, runtime.chat, { id: report.external_id, text: report.text }, signal));
       outcome = predictionOutcome(key, { result }, settings);
-      runtime.lane.reportOutcome(true);
+      runtime.lane.reportOutcome('ANSWERED');
     } catch (error) {
       const reason = signal.aborted ? signal.reason : error;
-      if (reason instanceof ExecutorAbort && reason.kind !== 'DEADLINE') return;
+      if (reason instanceof ExecutorAbort && reason.kind !== 'DEADLINE') {
+        runtime.lane.reportOutcome('NO_SIGN');
+        return;
+      }
       outcome = predictionOutcome(key, { error: reason, latencyMs: Math.round(performance.now() - t0) }, settings);
-      // A configuration problem of the run is not the endpoint's failure.
-      if (outcome.status === 'FAILED' && outcome.failure.transient) runtime.lane.reportOutcome(false, outcome.failure.message);
+      // A bad report or a configuration problem of the run is not the endpoint's failure.
+      if (outcome.status === 'FAILED') runtime.lane.reportOutcome(breakerSignal(outcome.failure), outcome.failure.message);
     } finally {
       abort.dispose();
       release();

@@ -6,14 +6,26 @@
  */
 import { ExtractionError } from '../extraction/errors';
 import { egressDeniedMessageOf, LlmError } from '../llm/llm-error';
+import type { EndpointSignal } from './endpoint-lane';
 import { UnstorableRowError } from './prediction-writer';
 
 export interface Failure {
   code: string;
   message: string;
   attempts: number;
-  /** says something about the endpoint's state (it feeds the circuit breaker), not only about this request */
+  /** says something about the endpoint's state (it counts against the endpoint in the circuit breaker), not only about this request */
   transient: boolean;
+}
+
+/**
+ * What a failed report tells the endpoint's circuit breaker: a failure of the endpoint itself
+ * (transient), an answer about this one request (a refusal, an unreadable or unstorable answer:
+ * the endpoint is up), or nothing (the egress policy, the run's configuration or an unexpected
+ * error of ours stopped the report before the endpoint said anything).
+ */
+export function breakerSignal(failure: Failure): EndpointSignal {
+  if (failure.transient) return 'FAILED';
+  return failure.code.startsWith('HTTP_') || failure.code === 'UNREADABLE' || failure.code === 'UNSTORABLE' ? 'ANSWERED' : 'NO_SIGN';
 }
 
 /** Why a prediction was abandoned by the executor itself. */
@@ -58,10 +70,12 @@ function llmFailure(error: LlmError, deadlineMs: number): Failure {
       return { code: 'CONNECTION', message: `connection to the endpoint failed${system ? ` (${system})` : ''} (${tries})`, attempts: error.attempts, transient: true };
     }
     case 'BAD_RESPONSE':
+      // The endpoint answered, about this request: a model that rambles past the size limit or
+      // an answer cut short is the report's failure, not a sign that the endpoint is down.
       if (error.reason === 'TOO_LARGE') {
-        return { code: 'UNREADABLE', message: `the endpoint's answer is larger than the limit (${tries})`, attempts: error.attempts, transient: true };
+        return { code: 'UNREADABLE', message: `the endpoint's answer is larger than the limit (${tries})`, attempts: error.attempts, transient: false };
       }
-      return { code: 'UNREADABLE', message: `the endpoint's answer is not a chat completion (${tries})`, attempts: error.attempts, transient: true };
+      return { code: 'UNREADABLE', message: `the endpoint's answer is not a chat completion (${tries})`, attempts: error.attempts, transient: false };
   }
   return { code: 'ERROR', message: `the call failed within ${deadlineMs} ms`, attempts: error.attempts, transient: true };
 }
@@ -77,5 +91,6 @@ export function describeFailure(error: unknown, deadlineMs: number, attempts: nu
     if (error.code === 'ALL_CALLS_FAILED' && error.cause instanceof LlmError) return llmFailure(error.cause, deadlineMs);
     return { code: error.code, message: redact(error.message, []), attempts, transient: error.code === 'ALL_CALLS_FAILED' };
   }
-  return { code: 'ERROR', message: 'the report could not be processed', attempts, transient: true };
+  // Our own unexpected failure says nothing about the endpoint.
+  return { code: 'ERROR', message: 'the report could not be processed', attempts, transient: false };
 }

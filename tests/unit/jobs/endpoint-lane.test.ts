@@ -1,10 +1,28 @@
-import { EndpointLane, WorkerBudget } from '../../../src/jobs/endpoint-lane';
+import { EndpointLane, WorkerBudget, type BreakerOptions, type LaneClock } from '../../../src/jobs/endpoint-lane';
 import { fairShares } from '../../../src/jobs/endpoint-slots';
 
-function lane(capacity: number, events = { opened: jest.fn(), closed: jest.fn() }, breaker = { failureThreshold: 2, cooldownMs: 30, maxCooldownMs: 120 }) {
-  const l = new EndpointLane('e', 16, new WorkerBudget(100), events, breaker);
+/** The lane's clock on jest's fake timers: time moves only when a test advances it. */
+const FAKE_CLOCK: LaneClock = {
+  now: () => Date.now(),
+  schedule(fn, ms) {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
+};
+
+const BREAKER: BreakerOptions = { failureThreshold: 2, cooldownMs: 30, maxCooldownMs: 120 };
+
+function lane(capacity: number, events = { opened: jest.fn(), closed: jest.fn() }, breaker: BreakerOptions = BREAKER) {
+  const l = new EndpointLane('e', 16, new WorkerBudget(100), events, breaker, FAKE_CLOCK);
   l.capacity = capacity;
   return { l, events };
+}
+
+/** One report through the lane with the given outcome. */
+async function report(l: EndpointLane, signal: 'ANSWERED' | 'FAILED' | 'NO_SIGN', reason?: string): Promise<void> {
+  const release = await l.acquire('r', 1);
+  l.reportOutcome(signal, reason);
+  release();
 }
 
 describe('EndpointLane', () => {
@@ -44,31 +62,89 @@ describe('EndpointLane', () => {
     expect(l.inUse).toBe(0);
   });
 
-  it('opens after consecutive failures, lets one probe through after the cooldown, closes on its success', async () => {
-    const { l, events } = lane(4);
-    for (let i = 0; i < 2; i++) {
-      const release = await l.acquire('r', 1);
-      l.reportOutcome(false, 'HTTP 500');
+  describe('breaker', () => {
+    beforeEach(() => jest.useFakeTimers({ now: 1_000_000 }));
+    afterEach(() => jest.useRealTimers());
+
+    it('opens after consecutive failures, lets one probe through after the cooldown, closes on its answer', async () => {
+      const { l, events } = lane(4);
+      for (let i = 0; i < 2; i++) await report(l, 'FAILED', 'HTTP 500');
+      expect(l.breakerState).toBe('OPEN');
+      expect(events.opened).toHaveBeenCalledWith('HTTP 500');
+      let granted = 0;
+      const a = l.acquire('r', 1).then((release) => (granted++, release));
+      const b = l.acquire('r', 1).then((release) => (granted++, release));
+      await jest.advanceTimersByTimeAsync(29);
+      expect(granted).toBe(0);
+      await jest.advanceTimersByTimeAsync(10);
+      // Half-open: exactly one probe.
+      expect(granted).toBe(1);
+      expect(l.breakerState).toBe('HALF_OPEN');
+      const probe = await a;
+      l.reportOutcome('ANSWERED');
+      probe();
+      expect(l.breakerState).toBe('CLOSED');
+      expect(events.closed).toHaveBeenCalledTimes(1);
+      (await b)();
+      expect(granted).toBe(2);
+    });
+
+    it('never opens while the endpoint answers other reports in between, whatever fails', async () => {
+      const { l, events } = lane(4, undefined, { failureThreshold: 3, cooldownMs: 5_000, maxCooldownMs: 60_000 });
+      // 3 of every 7 reports fail every time (43%), three in a row after four answers.
+      for (let i = 0; i < 100; i++) {
+        await report(l, i % 7 >= 4 ? 'FAILED' : 'ANSWERED', 'HTTP 500');
+        await jest.advanceTimersByTimeAsync(50);
+      }
+      expect(events.opened).not.toHaveBeenCalled();
+      expect(l.breakerState).toBe('CLOSED');
+    });
+
+    it('counts failures against the endpoint only once it has answered nothing for quietMs', async () => {
+      const { l, events } = lane(4, undefined, { failureThreshold: 3, cooldownMs: 1_000, maxCooldownMs: 8_000, quietMs: 2_000 });
+      await report(l, 'ANSWERED');
+      // A run of failed reports right after an answer: bad luck of the order, not a dead endpoint.
+      for (let i = 0; i < 5; i++) await report(l, 'FAILED', 'HTTP 500');
+      expect(l.breakerState).toBe('CLOSED');
+      await jest.advanceTimersByTimeAsync(2_000);
+      await report(l, 'FAILED', 'HTTP 500');
+      expect(l.breakerState).toBe('OPEN');
+      expect(events.opened).toHaveBeenCalledTimes(1);
+    });
+
+    it('doubles the pause while probes fail, never beyond maxCooldownMs', async () => {
+      const { l } = lane(4, undefined, { failureThreshold: 1, cooldownMs: 1_000, maxCooldownMs: 4_000 });
+      await report(l, 'FAILED', 'ECONNREFUSED');
+      const pauses: number[] = [];
+      for (let round = 0; round < 5; round++) {
+        const opened = Date.now();
+        let granted = false;
+        const probe = l.acquire('r', 1).then((release) => ((granted = true), release));
+        while (!granted) await jest.advanceTimersByTimeAsync(100);
+        pauses.push(Math.round((Date.now() - opened) / 1000) * 1000);
+        const release = await probe;
+        l.reportOutcome('FAILED', 'ECONNREFUSED');
+        release();
+      }
+      expect(pauses).toEqual([1_000, 2_000, 4_000, 4_000, 4_000]);
+    });
+
+    it('a probe that tells nothing about the endpoint makes room for the next probe', async () => {
+      const { l } = lane(4, undefined, { failureThreshold: 1, cooldownMs: 100, maxCooldownMs: 100 });
+      await report(l, 'FAILED', 'HTTP 503');
+      let granted = 0;
+      const first = l.acquire('r', 1).then((release) => (granted++, release));
+      const second = l.acquire('r', 1).then((release) => (granted++, release));
+      await jest.advanceTimersByTimeAsync(200);
+      expect(granted).toBe(1);
+      const release = await first;
+      l.reportOutcome('NO_SIGN');
       release();
-    }
-    expect(l.breakerState).toBe('OPEN');
-    expect(events.opened).toHaveBeenCalledWith('HTTP 500');
-    let granted = 0;
-    const a = l.acquire('r', 1).then((release) => (granted++, release));
-    const b = l.acquire('r', 1).then((release) => (granted++, release));
-    await new Promise((r) => setTimeout(r, 10));
-    expect(granted).toBe(0);
-    await new Promise((r) => setTimeout(r, 40));
-    // Half-open: exactly one probe.
-    expect(granted).toBe(1);
-    expect(l.breakerState).toBe('HALF_OPEN');
-    const probe = await a;
-    l.reportOutcome(true);
-    probe();
-    expect(l.breakerState).toBe('CLOSED');
-    expect(events.closed).toHaveBeenCalledTimes(1);
-    (await b)();
-    expect(granted).toBe(2);
+      await jest.advanceTimersByTimeAsync(0);
+      expect(granted).toBe(2);
+      expect(l.breakerState).toBe('HALF_OPEN');
+      (await second)();
+    });
   });
 
   it('rejects a waiter whose signal aborts, and frees nothing it never held', async () => {

@@ -1,5 +1,5 @@
 import { ExtractionError } from '../../../src/extraction/errors';
-import { describeFailure, ExecutorAbort, redact } from '../../../src/jobs/failure';
+import { breakerSignal, describeFailure, ExecutorAbort, redact } from '../../../src/jobs/failure';
 import { LlmError } from '../../../src/llm/llm-error';
 
 describe('failures as data', () => {
@@ -41,6 +41,31 @@ describe('failures as data', () => {
     expect(describeFailure(new LlmError('BAD_RESPONSE', 'x', { attempts: 1, reason: 'TOO_LARGE' }), 1000, 1).message).toBe(
       "the endpoint's answer is larger than the limit (after 1 attempt)",
     );
+  });
+
+  it("tells the breaker only the endpoint's own failures; a report it answered badly is a sign of life", () => {
+    const signal = (error: unknown) => breakerSignal(describeFailure(error, 1000, 1));
+    for (const error of [
+      new LlmError('CONNECTION', 'x', { attempts: 1, reason: 'ECONNREFUSED' }),
+      new LlmError('CONNECTION', 'x', { attempts: 1, reason: 'ECONNRESET' }),
+      new LlmError('HTTP_ERROR', 'x', { status: 502, attempts: 1 }),
+      new LlmError('RATE_LIMITED', 'x', { status: 429, attempts: 1 }),
+      new LlmError('TIMEOUT', 'x', { attempts: 1 }),
+      new ExecutorAbort('DEADLINE'),
+    ]) {
+      expect(signal(error)).toBe('FAILED');
+    }
+    for (const error of [
+      // context length exceeded, a refused parameter: about this request
+      new LlmError('HTTP_ERROR', 'x', { status: 400, attempts: 1 }),
+      new LlmError('BAD_RESPONSE', 'x', { attempts: 3, reason: 'NOT_JSON' }),
+      new LlmError('BAD_RESPONSE', 'x', { attempts: 1, reason: 'TOO_LARGE' }),
+    ]) {
+      expect(signal(error)).toBe('ANSWERED');
+    }
+    expect(signal(new LlmError('CONNECTION', 'x', { attempts: 1, reason: 'EGRESS_DENIED' }))).toBe('NO_SIGN');
+    expect(signal(new ExtractionError('BAD_CONFIG', 'x'))).toBe('NO_SIGN');
+    expect(signal(new Error('a bug of ours'))).toBe('NO_SIGN');
   });
 
   it('redacts every secret and keeps messages short', () => {
