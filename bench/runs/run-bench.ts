@@ -7,7 +7,8 @@
  *   npm run build && node dist/bench/runs/run-bench.js [--only a|b|c] [--profile <dir>]
  *
  * (a) endpoint latency 100 ms, maxConcurrency 64, 5,000 reports, ZERO_SHOT: throughput against
- *     the ideal 640 predictions/s, and CPU per prediction of the server, the worker and PostgreSQL.
+ *     the ideal 640 predictions/s, and CPU per prediction of the server, the worker and PostgreSQL
+ *     (the server's own cluster only: its postmaster and the backends it started, live or ended).
  * (b) endpoint latency 0, maxConcurrency 64, 20,000 reports: persisted predictions per second.
  * (c) endpoint latency 0, 50,000 reports: the worker's resident memory over the run.
  * Each run is timed from the startRun call to the run's finishedAt (the status is polled every
@@ -15,50 +16,22 @@
  * one prediction per report, counters equal to the rows.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { BENCH_SECRET_KEY, startBenchServer } from '../support/bench-server';
+import { cpuSeconds, postgresCpu, postmasterPid } from './process-cpu';
 
 const ROOT = path.resolve(__dirname, '../../..');
-const TICKS_PER_SECOND = 100;
 
 function option(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
-/** user + system CPU seconds of a process, from /proc. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
-}
-
 function rssMb(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : 0;
-}
-
-/** Every postgres process (the embedded server and its backends). */
-function postgresPids(): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
-      } catch {
-        return false;
-      }
-    });
-}
-
-function postgresCpu(): number {
-  return postgresPids().reduce((sum, pid) => sum + cpuSeconds(pid), 0);
 }
 
 async function startFake(latencyMs: number): Promise<{ child: ChildProcess; baseUrl: string }> {
@@ -95,6 +68,7 @@ async function main(): Promise<void> {
   const only = option('only');
   const server = await startBenchServer();
   const { gql, dataSource } = server;
+  const postmaster = await postmasterPid(dataSource);
   const worker = startWorker(server.databaseUrl);
   const fakes: ChildProcess[] = [];
   const projectId = (await gql('mutation { createProject(input: { name: "bench" }) { project { id } } }')).createProject.project.id;
@@ -124,7 +98,7 @@ async function main(): Promise<void> {
     ).registerEndpoint;
     const modelId = endpoint.models[0].id;
 
-    const cpu0 = { server: process.cpuUsage(), worker: cpuSeconds(worker.pid!), postgres: postgresCpu(), endpoint: cpuSeconds(fake.child.pid!) };
+    const cpu0 = { server: process.cpuUsage(), worker: cpuSeconds(worker.pid!), postgres: postgresCpu(postmaster), endpoint: cpuSeconds(fake.child.pid!) };
     const t0 = performance.now();
     const startedAt = Date.now();
     const runId = (await gql(`mutation($i: StartRunInput!) { startRun(input: $i) { run { id } } }`, { i: { modelId, datasetId, strategy: 'ZERO_SHOT' } })).startRun.run.id;
@@ -148,7 +122,7 @@ async function main(): Promise<void> {
     const cpu = {
       server: (server.user + server.system) / 1e6,
       worker: cpuSeconds(worker.pid!) - cpu0.worker,
-      postgres: postgresCpu() - cpu0.postgres,
+      postgres: postgresCpu(postmaster) - cpu0.postgres,
       endpoint: cpuSeconds(fake.child.pid!) - cpu0.endpoint,
     };
     const [check] = (await dataSource.query(
