@@ -14,6 +14,7 @@
  */
 import { hostname } from 'node:os';
 import { Client, type ClientConfig } from 'pg';
+import type { Logger } from '../logger';
 import type { EndpointLane } from './endpoint-lane';
 
 export const HEARTBEAT_STALE_SECONDS = 10;
@@ -49,6 +50,7 @@ export class EndpointSlots {
     private readonly connection: ClientConfig,
     readonly workerId: string,
     private readonly perWorkerCap: number,
+    private readonly logger: Logger,
   ) {}
 
   /** One round: heartbeat with demand, fair shares, acquire and release. */
@@ -56,7 +58,9 @@ export class EndpointSlots {
     let client: Client;
     try {
       client = await this.connect();
-    } catch {
+    } catch (error) {
+      // Tried again at the next tick (4 times a second while the database is away: debug only).
+      this.logger.debug({ err: error }, 'the endpoint slots connection failed; this worker holds no slots until it is back');
       this.lost(lanes);
       return;
     }
@@ -98,8 +102,9 @@ export class EndpointSlots {
         const share = me >= 0 ? fairShares(max, wants)[me]! : 0;
         await this.resize(client, lane, share, max);
       }
-    } catch {
+    } catch (error) {
       // The connection broke: its locks are gone with it.
+      this.logger.debug({ err: error }, 'the endpoint slots connection broke; its slots are released');
       this.dropClient();
       this.lost(lanes);
     }
@@ -107,10 +112,15 @@ export class EndpointSlots {
 
   async close(): Promise<void> {
     const client = this.client;
-    this.dropClient();
+    // Not dropClient: the row is deleted on this connection before it ends.
+    this.client = undefined;
+    this.held.clear();
     if (client) {
-      await client.query('DELETE FROM job_workers WHERE id = $1', [this.workerId]).catch(() => undefined);
-      await client.end().catch(() => undefined);
+      // A row left behind is a silent heartbeat: other workers take it for a dead worker's.
+      await client
+        .query('DELETE FROM job_workers WHERE id = $1', [this.workerId])
+        .catch((error: unknown) => this.logger.warn({ err: error }, "removing this worker's heartbeat row failed"));
+      await client.end().catch((error: unknown) => this.logger.debug({ err: error }, 'closing the endpoint slots connection failed'));
     }
   }
 
@@ -169,6 +179,7 @@ export class EndpointSlots {
     const client = this.client;
     this.client = undefined;
     this.held.clear();
-    if (client) void client.end().catch(() => undefined);
+    // Its locks go with the connection, however the end goes.
+    if (client) void client.end().catch((error: unknown) => this.logger.debug({ err: error }, 'closing the endpoint slots connection failed'));
   }
 }

@@ -115,6 +115,8 @@ const SELF_FENCE_MS = (DEAD_WORKER_SECONDS - 5) * 1000;
 interface HeldItem {
   claim: Claim;
   lost: AbortController;
+  /** Its claim is being given up (completed, failed, continued): a claim found gone is no loss then. */
+  finishing: boolean;
 }
 
 /**
@@ -215,7 +217,7 @@ export class RunExecutor {
     this.writer = new PredictionWriter(this.pool, this.publisher);
     this.budget = new WorkerBudget(options.concurrency);
     const connection = (dataSource.options as { url?: string }).url;
-    this.slots = new EndpointSlots({ connectionString: connection }, this.workerId, options.concurrency);
+    this.slots = new EndpointSlots({ connectionString: connection }, this.workerId, options.concurrency, logger);
   }
 
   async start(): Promise<void> {
@@ -272,11 +274,14 @@ export class RunExecutor {
             // Counted at once, so the next round of this loop sees the reports just fetched.
             this.undispatched += job.data.reportIds.length;
             const leaseEnd = Date.now() + job.expireInSeconds * 1000;
-            const held: HeldItem = { claim: { jobId: job.jobId, token: job.token }, lost: new AbortController() };
+            const held: HeldItem = { claim: { jobId: job.jobId, token: job.token }, lost: new AbortController(), finishing: false };
+            // Every report of the item listens to it (and removes its listener when done).
+            setMaxListeners(0, held.lost.signal);
             this.held.set(job.token, held);
-            const item = this.process(job, held.lost.signal)
+            const item = this.process(job, held)
               .catch((error: unknown) => {
                 this.logger.error({ err: error, jobId: job.jobId }, 'work item failed; the queue retries it');
+                held.finishing = true;
                 return this.handBack(held.claim, leaseEnd);
               })
               .finally(() => this.held.delete(job.token));
@@ -367,10 +372,10 @@ export class RunExecutor {
         for (const item of this.held.values()) item.lost.abort(new ExecutorAbort('CLAIM_LOST'));
       }
       try {
-        const items = [...this.held.values()];
+        const items = [...this.held.values()].filter((i) => !i.finishing);
         const stillHeld = await this.queue.held(items.map((i) => i.claim));
         for (const item of items) {
-          if (stillHeld.has(item.claim.token) || item.lost.signal.aborted) continue;
+          if (stillHeld.has(item.claim.token) || item.lost.signal.aborted || item.finishing) continue;
           this.logger.warn({ jobId: item.claim.jobId }, 'a work item was reclaimed from this worker: its reports stop');
           item.lost.abort(new ExecutorAbort('CLAIM_LOST'));
         }
@@ -499,7 +504,7 @@ export class RunExecutor {
     await this.publisher.runsChanged([{ runId, experimentId }]);
   }
 
-  private async process(job: ClaimedItem, lost: AbortSignal): Promise<void> {
+  private async process(job: ClaimedItem, held: HeldItem): Promise<void> {
     const claimed = Date.now();
     const item = job.data;
     // `undispatched` counts the item's reports from its fetch until each is started or dropped.
@@ -513,12 +518,13 @@ export class RunExecutor {
     try {
       const runtime = await this.runtime(item.runId);
       if (!runtime) {
+        held.finishing = true;
         await this.queue.complete(job);
         return;
       }
       runtime.items++;
       try {
-        await this.work(job, lost, claimed + job.expireInSeconds * 1000, runtime, uncount);
+        await this.work(job, held, claimed + job.expireInSeconds * 1000, runtime, uncount);
       } finally {
         runtime.items--;
         // A run resumed after a cancel has a new runtime by now: only this one's own entry goes.
@@ -529,8 +535,9 @@ export class RunExecutor {
     }
   }
 
-  private async work(job: ClaimedItem, lost: AbortSignal, leaseEnd: number, runtime: RunRuntime, uncount: (n: number) => void): Promise<void> {
+  private async work(job: ClaimedItem, held: HeldItem, leaseEnd: number, runtime: RunRuntime, uncount: (n: number) => void): Promise<void> {
     const item: RunItem = job.data;
+    const lost = held.lost.signal;
     const { runId, snapshot, lane } = runtime;
     const started = await this.pool.query<{ experiment_id: string | null }>(
       `UPDATE runs SET status = 'RUNNING', started_at = coalesce(started_at, now()) WHERE id = $1 AND status = 'QUEUED' RETURNING experiment_id`,
@@ -565,6 +572,7 @@ export class RunExecutor {
         try {
           release = await lane.acquire(runId, weight, stop.signal);
         } catch {
+          // Rejected only when the item stops (lease, cancel, shutdown, claim lost): nothing to report.
           break;
         }
         if (stop.signal.aborted) {
@@ -591,6 +599,7 @@ export class RunExecutor {
     if (writeFailed) throw new Error('a prediction could not be written');
     // The item is another worker's now: what is left of it is that worker's to do.
     if (lost.aborted) return;
+    held.finishing = true;
     let finished: boolean;
     if (this.shutdown.signal.aborted && !runtime.cancel.signal.aborted) {
       // Handed back: another worker (or this one after a restart) takes the item up at once.

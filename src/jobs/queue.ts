@@ -307,6 +307,7 @@ export class JobQueue {
 
   async stop(): Promise<void> {
     if (!this.started) return;
+    // A failed start was told to its caller; stopping needs only that it is over.
     await this.started.catch(() => undefined);
     await this.boss.stop({ graceful: false, wait: true, close: false });
   }

@@ -80,6 +80,8 @@ export async function readMetrics(baseUrl: string, apiKey: string | null, egress
     if (!response.ok) return null;
     return sampleOf(parsePrometheus(await response.text()));
   } catch {
+    // Telemetry is optional: an endpoint without /metrics, or too busy to answer in time, gives
+    // no sample this round (every few seconds, so not logged); the run itself is not affected.
     return null;
   } finally {
     clearTimeout(timer);

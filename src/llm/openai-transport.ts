@@ -46,6 +46,7 @@ function sdkFetch(options: TransportOptions): typeof fetch {
         ? new Response(response.body.pipeThrough(withoutEventNames()), { status: response.status, headers: response.headers })
         : response;
     }
+    // The body is discarded: a cancel that fails (the stream already ended or broke) changes nothing.
     await response.body?.cancel().catch(() => undefined);
     const headers = new Headers(response.headers);
     headers.delete('content-length');

@@ -118,6 +118,7 @@ export async function listModels(baseUrl: string, apiKey: string | null | undefi
       signal,
     });
     if (!response.ok) {
+      // The body is discarded: a cancel that fails (the stream already ended or broke) changes nothing.
       await response.body?.cancel().catch(() => undefined);
       throw new LlmError(response.status === 429 ? 'RATE_LIMITED' : 'HTTP_ERROR', httpErrorMessage(response.status), { status: response.status, attempts: 1 });
     }

@@ -119,8 +119,9 @@ export async function withRetry<T>(
       const { delayMs, fromRetryAfter } = retryDelayMs(policy, n - 1, error.retryAfterMs, options.random);
       try {
         options.onRetry?.({ attempt: n, delayMs, fromRetryAfter, error });
-      } catch {
-        // An observer's bug must not turn a retry into a failure.
+      } catch (observerError) {
+        // An observer's bug must not turn a retry into a failure; it is reported where it can be seen.
+        process.emitWarning(`a retry observer failed: ${observerError instanceof Error ? observerError.name : 'error'}`);
       }
       await sleep(delayMs, signal);
     }

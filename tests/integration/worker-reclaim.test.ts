@@ -8,7 +8,7 @@ import { DEFAULT_QUEUE_OPTIONS, JobQueue, RUN_QUEUE } from '../../src/jobs/queue
 import { killProcess, startProcess, stopProcess, type Child } from '../support/child-processes';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm/fake-llm-server';
 import { ok, rowId } from '../support/graphql-fixtures';
-import { expectedValues, predictionRows, runState, setUpRuns, waitForStatus } from '../support/run-fixtures';
+import { expectedValues, predictionRows, runState, setUpRuns, startExecutor, waitForStatus } from '../support/run-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -66,6 +66,14 @@ describe('reclaiming the items of dead workers', () => {
     expect(new Set(rows.map((r) => r.report)).size).toBe(200);
     rows.forEach((row, i) => expect(row.values).toEqual(expectedValues(i)));
   }, 180_000);
+
+  it('a worker that stops removes its heartbeat row, so nobody takes it for a dead one', async () => {
+    const executor = await startExecutor(t);
+    const rows = () => t.dataSource.query(`SELECT id FROM job_workers WHERE id = $1`, [executor.workerId]) as Promise<unknown[]>;
+    expect(await rows()).toHaveLength(1);
+    await executor.stop();
+    expect(await rows()).toHaveLength(0);
+  });
 
   it('a reclaimed item cannot be completed or failed by its previous holder', async () => {
     const queue = new JobQueue(t.dataSource);
