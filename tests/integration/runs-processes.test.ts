@@ -58,7 +58,7 @@ describe('runs across processes', () => {
     return started;
   }
 
-  it('a worker killed mid-run loses nothing: another takes its items up after the lease, no prediction twice', async () => {
+  it('a worker killed mid-run loses nothing: another takes its items up, no prediction twice', async () => {
     fake.configure({ latencyMs: 40 });
     const setup: RunSetup = await setUpRuns(t, fake.baseUrl, { reports: 120, maxConcurrency: 8 });
     const [first] = await workers(1, 8);

@@ -4,11 +4,13 @@
  * the run. A holder whose claim was reclaimed can no longer complete the item.
  */
 import { randomUUID } from 'node:crypto';
+import { RunExecutor } from '../../src/jobs/executor';
 import { DEFAULT_QUEUE_OPTIONS, JobQueue, RUN_QUEUE } from '../../src/jobs/queue';
+import { createLogger } from '../../src/logger';
 import { killProcess, startProcess, stopProcess, type Child } from '../support/child-processes';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm/fake-llm-server';
 import { ok, rowId } from '../support/graphql-fixtures';
-import { expectedValues, predictionRows, runState, setUpRuns, startExecutor, waitForStatus } from '../support/run-fixtures';
+import { answerOf, expectedValues, FAST_EXECUTOR, lastUserText, predictionRows, runState, setUpRuns, startExecutor, waitForStatus } from '../support/run-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -65,7 +67,51 @@ describe('reclaiming the items of dead workers', () => {
     expect(rows).toHaveLength(200);
     expect(new Set(rows.map((r) => r.report)).size).toBe(200);
     rows.forEach((row, i) => expect(row.values).toEqual(expectedValues(i)));
+    await Promise.all(children.splice(0).map(stopProcess));
   }, 180_000);
+
+  it('a worker whose claim is taken stops its reports at once; the new holder finishes the run, each report asked for at most once more', async () => {
+    const fake2 = await startFakeLlm({ models: ['fake-model'], answerFromReport: true, latencyMs: 200 });
+    const executors: RunExecutor[] = [];
+    try {
+      const setup = await setUpRuns(t, fake2.baseUrl, { reports: 30, maxConcurrency: 1 });
+      const said: string[] = [];
+      const logger = createLogger('info', { write: (line: string) => void said.push((JSON.parse(line) as { msg: string }).msg) });
+      const first = new RunExecutor(t.dataSource, t.services.queue, t.services.bus, t.services.bus, t.services.secretBox, logger, FAST_EXECUTOR);
+      executors.push(first);
+      await first.start();
+      const run = ok(await t.gql(START_RUN, { i: { modelId: setup.modelId, datasetId: setup.datasetId } })).startRun.run;
+      for (let i = 0; i < 600 && (await runState(t, run.id)).progress.succeeded < 3; i++) await sleep(50);
+      // What reclaiming does when the first worker looks dead: its claim is gone, the item back in
+      // the queue (ready a little later here, so that it is not simply fetched again at once).
+      await t.dataSource.query(
+        `WITH lost AS (DELETE FROM job_claims WHERE worker_id = $1 RETURNING job_id)
+         UPDATE pgboss.job SET state = 'retry', start_after = now() + interval '6 seconds' WHERE id IN (SELECT job_id FROM lost)`,
+        [first.workerId],
+      );
+      for (let i = 0; i < 200 && !said.includes('a work item was reclaimed from this worker: its reports stop'); i++) await sleep(50);
+      expect(said).toContain('a work item was reclaimed from this worker: its reports stop');
+
+      executors.push(await startExecutor(t));
+      const final = await waitForStatus(t, run.id, ['SUCCEEDED', 'PARTIAL', 'FAILED'], 60_000);
+      expect(final).toMatchObject({ status: 'SUCCEEDED', progress: { succeeded: 30, pending: 0 } });
+      expect(await predictionRows(t, run.id)).toHaveLength(30);
+      const asked = new Map<string, number>();
+      for (const request of fake2.requests) {
+        if (request.path !== '/v1/chat/completions') continue;
+        // (the endpoint's capability probes at registration carry no report)
+        const answer = answerOf(lastUserText(request.body as never));
+        if (answer !== null) asked.set(answer, (asked.get(answer) ?? 0) + 1);
+      }
+      // Only the report in flight when the claim was lost (aborted, written by nobody) is asked for again.
+      expect(asked.size).toBe(30);
+      expect([...asked.values()].filter((n) => n > 1).length).toBeLessThanOrEqual(1);
+      expect(said).not.toContain('a work item was reclaimed by another worker before this one finished it');
+    } finally {
+      for (const executor of executors) await executor.stop();
+      await fake2.close();
+    }
+  }, 120_000);
 
   it('a worker that stops removes its heartbeat row, so nobody takes it for a dead one', async () => {
     const executor = await startExecutor(t);
