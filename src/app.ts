@@ -15,6 +15,7 @@ import type { DataSource } from 'typeorm';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Principal } from './modules/api-key/principal';
 import { createContext, type GraphQLContext } from './graphql/context';
+import { deadlineExceeded, RequestDeadline } from './graphql/request-deadline';
 import { badInput, createErrorFormatter, DomainException, toGraphQLError } from './graphql/errors';
 import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
 import { inlineFileVariables } from './graphql/inline-files';
@@ -61,13 +62,6 @@ export interface AppOptions extends ServiceOptions {
   executionSliceMs?: number;
 }
 
-/** BAD_USER_INPUT with reason DEADLINE_EXCEEDED, HTTP 503: the request took longer than the server gives one. */
-export function deadlineExceeded(deadlineMs: number): GraphQLError {
-  return new GraphQLError(`The request did not finish within ${Math.round(deadlineMs / 1000)} s: ask for less (smaller pages, fewer statistics) or try again`, {
-    extensions: { code: 'BAD_USER_INPUT', reason: 'DEADLINE_EXCEEDED', deadlineMs },
-  });
-}
-
 export interface App {
   server: Server;
   services: Services;
@@ -84,11 +78,16 @@ function withoutHttp(error: GraphQLError): GraphQLError {
   return new GraphQLError(error.message, { extensions });
 }
 
-/** Resolves with the operation's result, or with a deadline error once `ms` have passed. */
-async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T | { errors: GraphQLError[] }> {
+/**
+ * Resolves with the operation's result, or with a deadline error once the deadline passed
+ * before the operation's writes claimed their commit (then they roll back).
+ */
+async function withDeadline<T>(work: Promise<T>, deadline: RequestDeadline): Promise<T | { errors: GraphQLError[] }> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<{ errors: GraphQLError[] }>((resolve) => {
-    timer = setTimeout(() => resolve({ errors: [deadlineExceeded(ms)] }), ms);
+    timer = setTimeout(() => {
+      if (deadline.expire()) resolve({ errors: [deadlineExceeded(deadline.ms)] });
+    }, deadline.ms);
   });
   try {
     return await Promise.race([work, late]);
@@ -267,7 +266,15 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       // Queries and mutations end by the request deadline; an exception is an error result, never a closed socket.
       execute: async (args) => {
         try {
-          return await withDeadline(Promise.resolve(execute(args)), deadlineMs);
+          const deadline = new RequestDeadline(deadlineMs);
+          const context = args.contextValue as GraphQLContext;
+          context.deadline = deadline;
+          context.signal = deadline.signal;
+          const work = Promise.resolve(execute(args));
+          const result = await withDeadline(work, deadline);
+          // The client has the deadline error; what the operation did when it ended (rolled back) goes to the audit log then.
+          if (deadline.signal.aborted) void work.finally(() => flushAudit(context));
+          return result;
         } catch (error) {
           return { errors: [wsRefusal(error)] };
         } finally {
@@ -426,8 +433,9 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       res.on('close', () => {
         if (!res.writableFinished) gone.abort();
       });
-      const deadline = (res.locals as { deadline?: AbortSignal }).deadline;
-      const context = createContext(dataSource, services, logger, principal, deadline ? AbortSignal.any([gone.signal, deadline]) : gone.signal, options.executionSliceMs);
+      const deadline = (res.locals as { deadline?: RequestDeadline }).deadline;
+      const context = createContext(dataSource, services, logger, principal, deadline ? AbortSignal.any([gone.signal, deadline.signal]) : gone.signal, options.executionSliceMs);
+      if (deadline) context.deadline = deadline;
       context.audit = new ReplayableAuditRecorder(services.audit, principal, 'HTTP');
       const inlineFiles = (res.locals as { inlineFiles?: GraphQLContext['inlineFiles'] }).inlineFiles;
       if (inlineFiles) context.inlineFiles = inlineFiles;
@@ -438,17 +446,17 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     '/graphql',
     // The deadline counts from the request's arrival, body included.
     (_req, res, next) => {
-      const deadline = new AbortController();
+      const deadline = new RequestDeadline(deadlineMs);
       const timer = setTimeout(() => {
-        deadline.abort();
-        if (res.headersSent) return;
+        // A write that claimed its commit first answers itself, a little late.
+        if (!deadline.expire() || res.headersSent) return;
         const error = deadlineExceeded(deadlineMs);
         res.status(503).setHeader('retry-after', '1');
         res.json({ errors: [{ message: error.message, extensions: error.extensions }] });
       }, deadlineMs);
       timer.unref();
       res.on('close', () => clearTimeout(timer));
-      res.locals['deadline'] = deadline.signal;
+      res.locals['deadline'] = deadline;
       next();
     },
     // Imported files may come as multipart uploads, read by the import as they arrive.
@@ -464,7 +472,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       express.json({ limit: MAX_REQUEST_BYTES, verify: verifyUtf8Body }),
     ),
     async (req, res, next) => {
-      const deadline = res.locals['deadline'] as AbortSignal;
+      const deadline = (res.locals['deadline'] as RequestDeadline).signal;
       // Past the deadline the client has its answer: what Apollo writes afterwards goes nowhere.
       const late = new Set<PropertyKey>(['setHeader', 'send', 'write', 'end', 'flush', 'status']);
       const guarded = new Proxy(res, {

@@ -3,6 +3,7 @@ import type { CostMeter } from './query-cost';
 import type { DataSource } from 'typeorm';
 import type { Logger } from '../logger';
 import type { Principal } from '../modules/api-key/principal';
+import type { RequestDeadline } from './request-deadline';
 import type { InlineFiles } from '../modules/imports/inline-file';
 import type { Services } from '../services';
 import { ExecutionPacer } from './execution-pacer';
@@ -13,8 +14,10 @@ export interface GraphQLContext {
   services: Services;
   loaders: LoaderRegistry;
   logger: Logger;
-  /** Aborted when the HTTP client goes away (absent for WebSocket operations). */
+  /** Aborted when the HTTP client goes away or the request deadline passes. */
   signal?: AbortSignal;
+  /** The request deadline of a query or mutation: long writes roll back when it passes (request-deadline.ts). */
+  deadline?: RequestDeadline;
   /** Set for a query whose estimate assumed lists fuller than they may be (query-cost.ts). */
   costMeter?: CostMeter;
   /** Gathers the request's reads of patient data and its changes for the audit log. */

@@ -11,7 +11,7 @@ import { Annotator } from './annotator.entity';
 export class AnnotationResolver {
   @Mutation(() => ImportAnnotationsPayload, { description: 'One annotator per import; all or nothing.' })
   importAnnotations(@Arg('input') input: ImportAnnotationsInput, @Ctx() ctx: GraphQLContext): Promise<ImportAnnotationsPayload> {
-    return ctx.services.annotations.importAnnotations(ctx.principal, decodeId(input.datasetId, 'Dataset', 'datasetId'), input, ctx.inlineFiles);
+    return ctx.services.annotations.importAnnotations(ctx.principal, decodeId(input.datasetId, 'Dataset', 'datasetId'), input, ctx.inlineFiles, ctx.deadline);
   }
 
   @FieldResolver(() => Annotator)

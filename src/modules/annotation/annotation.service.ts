@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { checkpoint, controlledTransaction, type WorkControl } from '../../db/work-control';
 import { normaliseValue } from '../../analytics/normalise';
 import { badInput } from '../../graphql/errors';
 import { Role } from '../api-key/api-key.entity';
@@ -46,7 +47,7 @@ export class AnnotationService {
    * so that only one chunk is held at once; after the first problem nothing more is written and
    * the rest is still checked, and any problem rolls every chunk back.
    */
-  async importAnnotations(principal: Principal, datasetId: string, input: ImportAnnotationsInput, inline?: InlineFiles) {
+  async importAnnotations(principal: Principal, datasetId: string, input: ImportAnnotationsInput, inline?: InlineFiles, control?: WorkControl) {
     const dataset = await this.datasets.get(principal, datasetId, Role.EDITOR);
     const name = input.annotatorName.trim();
     if (!name) throw badInput('annotatorName must not be empty', { field: 'annotatorName' });
@@ -55,7 +56,7 @@ export class AnnotationService {
     const specs = variables.map((v) => [v, toSpec(v, useCase)] as const);
     const source = await importSource(input, inline);
 
-    return this.dataSource.transaction(async (manager) => {
+    return controlledTransaction(this.dataSource, control, async (manager) => {
       await manager.query('SELECT id FROM datasets WHERE id = $1 FOR UPDATE', [dataset.id]);
       await lockUnchangedUseCase(manager, { useCaseId: useCase.id, updatedAt: useCase.updatedAt, variableIds: variables.map((v) => v.id) });
       const annotator = await this.annotatorFor(manager, dataset, name, input);
@@ -67,6 +68,7 @@ export class AnnotationService {
       const errors: RowError[] = [];
       const totals = { reports: 0, values: 0 };
       const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, RECORD_CHUNK, async (records, clean, pause) => {
+        checkpoint(control);
         const annotations: ParsedAnnotation[] = [];
         for (const rec of records) {
           const annotation = reader.add(rec);
@@ -114,6 +116,7 @@ export class AnnotationService {
         await insertAnnotations(manager, dataset, annotator.id, rows);
         totals.reports += reports;
         totals.values += rows.report.length;
+        control?.progress?.(totals.reports);
       });
       // Throwing rolls the transaction back: whatever was inserted is gone.
       const found = read.rejected ? { errors: [], unknownColumns: [], fileLevel: false } : reader.finish();

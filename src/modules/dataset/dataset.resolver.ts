@@ -22,7 +22,7 @@ export class DatasetResolver {
 
   @Mutation(() => ImportReportsPayload, { description: 'All or nothing: a bad row rejects the file with the first 50 reasons.' })
   importReports(@Arg('input') input: ImportReportsInput, @Ctx() ctx: GraphQLContext): Promise<ImportReportsPayload> {
-    return ctx.services.datasets.importReports(ctx.principal, decodeId(input.datasetId, 'Dataset', 'datasetId'), input, ctx.inlineFiles);
+    return ctx.services.datasets.importReports(ctx.principal, decodeId(input.datasetId, 'Dataset', 'datasetId'), input, ctx.inlineFiles, ctx.deadline);
   }
 
   @FieldResolver(() => UseCase)

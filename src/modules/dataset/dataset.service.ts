@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { checkpoint, controlledTransaction, type WorkControl } from '../../db/work-control';
 import type { PageArgs } from '../../graphql/connection';
 import { paginate } from '../../graphql/connection';
 import { badInput, conflict, notFound } from '../../graphql/errors';
@@ -64,9 +65,16 @@ export class DatasetService {
    * returned) and nothing is written. The file is read piece by piece and its reports are
    * inserted in chunks through unnest() as they are read, inside the transaction; after the
    * first problem nothing more is written, the rest is still read to list every problem, and
-   * the transaction is rolled back.
+   * the transaction is rolled back. So is it when `control` gives up (a request's deadline, a
+   * background task's lost lease): between chunks and before the commit.
    */
-  async importReports(principal: Principal, datasetId: string, input: ImportReportsInput, inline?: InlineFiles): Promise<{ dataset: Dataset; inserted: number; updated: number }> {
+  async importReports(
+    principal: Principal,
+    datasetId: string,
+    input: ImportReportsInput,
+    inline?: InlineFiles,
+    control?: WorkControl,
+  ): Promise<{ dataset: Dataset; inserted: number; updated: number }> {
     const dataset = await this.get(principal, datasetId, Role.EDITOR);
     const options: ParseReportsOptions = {
       idField: input.idField,
@@ -74,7 +82,7 @@ export class DatasetService {
       ...(input.metadataFields ? { metadataFields: input.metadataFields } : {}),
     };
     const source = await importSource(input, inline);
-    return this.dataSource.transaction(async (manager) => {
+    return controlledTransaction(this.dataSource, control, async (manager) => {
       // Serialises imports into one dataset so ordinals stay dense and unique.
       await manager.query('SELECT id FROM datasets WHERE id = $1 FOR UPDATE', [dataset.id]);
       // max() in SQL: spreading the ordinals of a large dataset into Math.max overflows the stack.
@@ -87,6 +95,7 @@ export class DatasetService {
       const reader = new ReportReader(options);
       const duplicates: RowError[] = [];
       const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, INSERT_CHUNK, async (records, clean) => {
+        checkpoint(control);
         const chunk: ParsedReport[] = [];
         for (const rec of records) {
           const report = reader.add(rec);
@@ -129,6 +138,7 @@ export class DatasetService {
           if (row.inserted) inserted++;
           else updated++;
         }
+        control?.progress?.(inserted + updated);
       });
       // Throwing rolls the transaction back: whatever was inserted is gone.
       const errors: RowError[] = [...read.errors, ...(read.rejected ? new ReportReader(options).finish() : reader.finish())];

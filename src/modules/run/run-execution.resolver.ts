@@ -45,7 +45,7 @@ export class RunExecutionResolver {
       datasetId: input.datasetId ? decodeId(input.datasetId, 'Dataset', 'datasetId') : null,
       useCaseId: input.useCaseId ? decodeId(input.useCaseId, 'UseCase', 'useCaseId') : null,
       promptId: input.promptId ? decodeId(input.promptId, 'Prompt', 'promptId') : null,
-    });
+    }, ctx.deadline);
     return { run };
   }
 
@@ -55,7 +55,7 @@ export class RunExecutionResolver {
       datasetId: decodeId(input.datasetId, 'Dataset', 'datasetId'),
       modelIds: input.modelIds.map((id) => decodeId(id, 'Model', 'modelIds')),
       promptIds: (input.promptIds ?? []).map((id) => decodeId(id, 'Prompt', 'promptIds')),
-    });
+    }, ctx.deadline);
   }
 
   @Mutation(() => CancelRunPayload, { description: 'Stops a queued or running run; calls in flight are aborted and what finished is kept.' })

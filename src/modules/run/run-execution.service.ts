@@ -4,6 +4,7 @@
  * the rest. Counters are only ever changed together with the rows they count.
  */
 import type { DataSource, EntityManager } from 'typeorm';
+import { checkpoint, controlledTransaction, type WorkControl } from '../../db/work-control';
 import type { RunEventPublisher } from '../../jobs/events';
 import type { JobQueue } from '../../jobs/queue';
 import { finishedRunStatusSql } from '../../jobs/run-status';
@@ -62,7 +63,12 @@ export class RunExecutionService {
     private readonly events: RunEventPublisher,
   ) {}
 
-  async startRun(principal: Principal, input: StartRunInput, ids: { modelId: string; datasetId: string | null; useCaseId: string | null; promptId: string | null }): Promise<Run> {
+  async startRun(
+    principal: Principal,
+    input: StartRunInput,
+    ids: { modelId: string; datasetId: string | null; useCaseId: string | null; promptId: string | null },
+    control?: WorkControl,
+  ): Promise<Run> {
     const texts = input.texts ?? null;
     if ((ids.datasetId === null) === (texts === null)) throw badInput('Give either datasetId or texts (with useCaseId)', { field: 'datasetId' });
     let dataset: Dataset | null = null;
@@ -83,15 +89,19 @@ export class RunExecutionService {
     const target = await this.extraction.target(principal, useCaseId, ids.modelId, ids.promptId);
     const { snapshot, warnings } = this.snapshot(target, input);
     const name = givenName(input.name, 'name') ?? `${target.model.servedName} · ${strategyLabel(input)}`;
-    const run = await this.dataSource.transaction(async (manager) => {
-      const scopeDataset = dataset ?? (await this.adHocDataset(manager, target, name, texts!));
+    const run = await controlledTransaction(this.dataSource, control, async (manager) => {
+      const scopeDataset = dataset ?? (await this.adHocDataset(manager, target, name, texts!, control));
       return this.createRun(manager, target, scopeDataset, null, name, input.strategy, snapshot, warnings);
     });
     await this.events.jobsAvailable();
     return run;
   }
 
-  async startExperiment(principal: Principal, input: StartExperimentInput, ids: { datasetId: string; modelIds: string[]; promptIds: (string | null)[] }) {
+  /**
+   * The experiment and all its runs and work items in one transaction: all of them or, when
+   * `control` gives up (checked between runs and before the commit), none.
+   */
+  async startExperiment(principal: Principal, input: StartExperimentInput, ids: { datasetId: string; modelIds: string[]; promptIds: (string | null)[] }, control?: WorkControl) {
     const dataset = await this.datasets.get(principal, ids.datasetId, Role.EDITOR);
     const name = givenName(input.name, 'name') ?? '';
     if (!name) throw badInput('name must not be empty', { field: 'name' });
@@ -123,7 +133,7 @@ export class RunExecutionService {
       }
     }
     const snapshots = planned.map((p) => ({ ...p, ...this.snapshot(p.target, p.settings) }));
-    const result = await this.dataSource.transaction(async (manager) => {
+    const result = await controlledTransaction(this.dataSource, control, async (manager) => {
       const experiment = await manager.getRepository(Experiment).save(
         manager.getRepository(Experiment).create({
           projectId: dataset.projectId,
@@ -143,8 +153,10 @@ export class RunExecutionService {
       );
       const runs: Run[] = [];
       for (const p of snapshots) {
+        checkpoint(control);
         const label = [p.target.model.servedName, p.promptLabel, strategyLabel(p.settings)].filter(Boolean).join(' · ');
         runs.push(await this.createRun(manager, p.target, dataset, experiment.id, `${name} · ${label}`, p.settings.strategy, p.snapshot, p.warnings));
+        control?.progress?.(runs.length);
       }
       return { experiment, runs };
     });
@@ -282,7 +294,13 @@ export class RunExecutionService {
     });
   }
 
-  private async adHocDataset(manager: EntityManager, target: ExtractionTarget, runName: string, texts: { externalId?: string | null; text: string }[]): Promise<Dataset> {
+  private async adHocDataset(
+    manager: EntityManager,
+    target: ExtractionTarget,
+    runName: string,
+    texts: { externalId?: string | null; text: string }[],
+    control: WorkControl | undefined,
+  ): Promise<Dataset> {
     const dataset = await manager.getRepository(Dataset).save(
       manager.getRepository(Dataset).create({
         projectId: target.useCase.projectId,
@@ -293,6 +311,7 @@ export class RunExecutionService {
       }),
     );
     for (let i = 0; i < texts.length; i += 2000) {
+      checkpoint(control);
       const chunk = texts.slice(i, i + 2000);
       await manager.query(
         `INSERT INTO reports (project_id, dataset_id, ordinal, external_id, text, metadata)

@@ -28,6 +28,7 @@ export class RunResolver {
       input.promptId ? decodeId(input.promptId, 'Prompt', 'promptId') : null,
       input,
       ctx.inlineFiles,
+      ctx.deadline,
     );
   }
 

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { checkpoint, controlledTransaction, type WorkControl } from '../../db/work-control';
 import type { NormalisedCell } from '../../analytics/types';
 import { parseOutput } from '../../extraction/output-parser';
 import type { PageArgs } from '../../graphql/connection';
@@ -191,7 +192,7 @@ export class RunService {
    * After the first problem nothing more is written, the rest is still read to list every
    * problem (in row order), and the transaction is rolled back.
    */
-  async importPredictions(principal: Principal, datasetId: string, promptId: string | null, input: ImportPredictionsInput, inline?: InlineFiles) {
+  async importPredictions(principal: Principal, datasetId: string, promptId: string | null, input: ImportPredictionsInput, inline?: InlineFiles, control?: WorkControl) {
     const dataset = await this.datasets.get(principal, datasetId, Role.EDITOR);
     const modelName = input.modelName.trim();
     if (!modelName) throw badInput('modelName must not be empty', { field: 'modelName' });
@@ -204,7 +205,7 @@ export class RunService {
     const specs = variables.map((v) => toSpec(v, useCase));
     const source = await importSource(input, inline);
 
-    return this.dataSource.transaction(async (manager) => {
+    return controlledTransaction(this.dataSource, control, async (manager) => {
       await lockUnchangedUseCase(manager, { useCaseId: useCase.id, updatedAt: useCase.updatedAt, variableIds: variables.map((v) => v.id) });
       const model = await this.importedModel(manager, dataset.projectId, modelName);
       const [{ count: totalReports }] = (await manager.query('SELECT count(*)::int AS count FROM reports WHERE dataset_id = $1', [dataset.id])) as [
@@ -241,6 +242,7 @@ export class RunService {
       const errors: RowError[] = [];
       const totals = { rows: 0, promptTokens: 0, completionTokens: 0, latencyMs: 0 };
       const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, INSERT_CHUNK, async (records, clean, pause) => {
+        checkpoint(control);
         const predictions: { p: ParsedPrediction; record: Record<string, unknown> }[] = [];
         for (const rec of records) {
           const p = reader.add(rec);
@@ -277,6 +279,7 @@ export class RunService {
           totals.completionTokens += r.completionTokens ?? 0;
           totals.latencyMs += r.latencyMs ?? 0;
         }
+        control?.progress?.(totals.rows);
       });
       // Throwing rolls the transaction back: whatever was inserted is gone.
       const found = read.rejected ? { errors: [], fileLevel: false } : reader.finish();
