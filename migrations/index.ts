@@ -10,6 +10,7 @@ import { AuditLog1764530000000 } from './1764530000000-audit-log';
 import { AnalyticsChangeNotify1764546000000 } from './1764546000000-analytics-change-notify';
 import { RunCellColumns1764556000000 } from './1764556000000-run-cell-columns';
 import { RunCellCodes1764566000000 } from './1764566000000-run-cell-codes';
+import { BackgroundTasks1764576000000 } from './1764576000000-background-tasks';
 import { JobClaims1764577000000 } from './1764577000000-job-claims';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
@@ -26,5 +27,6 @@ export const MIGRATIONS: Function[] = [
   AnalyticsChangeNotify1764546000000,
   RunCellColumns1764556000000,
   RunCellCodes1764566000000,
+  BackgroundTasks1764576000000,
   JobClaims1764577000000,
 ];

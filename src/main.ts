@@ -6,8 +6,7 @@ import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedDatabase } f
 import { createLogger, routeProcessWarnings } from './logger';
 import { resolveSecretKey } from './secret-key';
 import { queueOptions } from './jobs/queue';
-import { startWorker } from './worker-process';
-import type { RunExecutor } from './jobs/executor';
+import { startWorker, type Worker } from './worker-process';
 import { seedDemo } from './seeds/demo-seed';
 import { PortUnavailableError, reservePort } from './port-reservation';
 
@@ -82,7 +81,7 @@ async function main(): Promise<void> {
   }
   await reservation.release();
   const port = await app.listen(reservation.port, config.host);
-  let worker: RunExecutor | undefined;
+  let worker: Worker | undefined;
   if (config.worker) worker = await startWorker(dataSource, app.services, logger, config, app.metrics.executorObserver);
   const origin = `http://${browsableHost(config.host)}:${port}`;
   logger.info({ host: config.host, port, startupMs: Date.now() - started }, `ReportQL listening: GraphiQL at ${origin}/graphql`);

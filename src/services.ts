@@ -1,6 +1,7 @@
 import { AuditService } from './modules/audit/audit.service';
 import type { DataSource } from 'typeorm';
 import { AnnotationService } from './modules/annotation/annotation.service';
+import { BackgroundTaskService } from './modules/background-task/background-task.service';
 import { ApiKeyService } from './modules/api-key/api-key.service';
 import { DatasetService } from './modules/dataset/dataset.service';
 import { safePublisher } from './jobs/events';
@@ -46,6 +47,8 @@ export interface Services extends ScoringServices {
   /** Signs chart image URLs for an <img> (which sends no Authorization header). */
   chartUrls: ChartUrlSigner;
   execution: RunExecutionService;
+  /** Large imports and experiments as background tasks, run by the workers. */
+  tasks: BackgroundTaskService;
   /** The work-item queue of executed runs. */
   queue: JobQueue;
   /** Cross-process events (LISTEN/NOTIFY): run progress, predictions, cancellation, new work. */
@@ -107,6 +110,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     charts: new ChartService(dataSource, useCases, datasets, scoring),
     chartUrls: new ChartUrlSigner(options.secretKey),
     execution: new RunExecutionService(dataSource, datasets, extraction, queue, safePublisher(bus, onEventError)),
+    tasks: new BackgroundTaskService(dataSource, datasets, bus),
     queue,
     bus,
     secretBox,

@@ -1,4 +1,5 @@
 import { AuditEvent } from '../modules/audit/audit-event.entity';
+import { BackgroundTask } from '../modules/background-task/background-task.entity';
 import { Annotation } from '../modules/annotation/annotation.entity';
 import { Annotator } from '../modules/annotation/annotator.entity';
 import { ApiKey } from '../modules/api-key/api-key.entity';
@@ -30,4 +31,5 @@ export const ENTITIES = [
   Run,
   Prediction,
   AuditEvent,
+  BackgroundTask,
 ];

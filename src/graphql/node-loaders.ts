@@ -1,4 +1,5 @@
 import { Annotation } from '../modules/annotation/annotation.entity';
+import { BackgroundTask } from '../modules/background-task/background-task.entity';
 import { Annotator } from '../modules/annotation/annotator.entity';
 import { Dataset } from '../modules/dataset/dataset.entity';
 import { Report } from '../modules/dataset/report.entity';
@@ -29,6 +30,7 @@ export const promptById = byIdLoaderFactory(Prompt);
 export const experimentById = byIdLoaderFactory(Experiment);
 export const runById = byIdLoaderFactory(Run);
 export const predictionById = byIdLoaderFactory(Prediction);
+export const backgroundTaskById = byIdLoaderFactory(BackgroundTask);
 
 export const variablesByUseCase = manyByLoaderFactory(Variable, 'useCaseId', ['order']);
 export const annotatorsByDataset = manyByLoaderFactory(Annotator, 'datasetId', ['createdAt', 'id']);
@@ -49,6 +51,7 @@ export const NODE_LOADERS: Record<Exclude<NodeType, 'ApiKey'>, LoaderFactory<str
   Experiment: experimentById,
   Run: runById,
   Prediction: predictionById,
+  BackgroundTask: backgroundTaskById,
 };
 
 /** First pages of nested lists, batched over their parents. */

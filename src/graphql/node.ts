@@ -17,6 +17,7 @@ export const NODE_TYPES = [
   'Experiment',
   'Run',
   'Prediction',
+  'BackgroundTask',
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 

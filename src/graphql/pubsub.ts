@@ -17,7 +17,8 @@ export type BusEvent =
   | { kind: 'predictions'; runId: string; ids: string[] }
   | { kind: 'cancel'; runId: string }
   | { kind: 'jobs' }
-  | { kind: 'keyRevoked'; keyId: string };
+  | { kind: 'keyRevoked'; keyId: string }
+  | { kind: 'task'; taskId: string };
 
 type Listener = (event: BusEvent) => void;
 

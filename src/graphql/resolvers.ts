@@ -1,4 +1,5 @@
 import { AuditResolver } from '../modules/audit/audit.resolver';
+import { BackgroundTaskResolver } from '../modules/background-task/background-task.resolver';
 import type { NonEmptyArray } from 'type-graphql';
 import { AnnotationResolver } from '../modules/annotation/annotation.resolver';
 import { BundleResolver } from '../modules/bundle/bundle.resolver';
@@ -39,4 +40,5 @@ export const RESOLVERS: NonEmptyArray<Function> = [
   ProjectChartResolver,
   ChartUrlResolver,
   BundleResolver,
+  BackgroundTaskResolver,
 ];

@@ -166,6 +166,11 @@ async function buildFixture(t: TestApp, fake: FakeLlm): Promise<CorpusFixture> {
       i: { datasetId, name: 'corpus grid', modelIds: [endpointModelId], strategies: ['ZERO_SHOT'] },
     }),
   ).startExperiment.experiment;
+  const task = ok(
+    await t.gql(`mutation ($i: StartExperimentTaskInput!) { startExperimentTask(input: $i) { task { id } } }`, {
+      i: { datasetId, name: 'corpus task', modelIds: [endpointModelId], strategies: ['ZERO_SHOT'] },
+    }),
+  ).startExperimentTask.task;
   const one = async (sql: string, params: unknown[]) => ((await t.dataSource.query(sql, params)) as { id: string }[])[0]!.id;
   const ids: Record<NodeType, string> = {
     Project: project.id,
@@ -182,6 +187,7 @@ async function buildFixture(t: TestApp, fake: FakeLlm): Promise<CorpusFixture> {
     Experiment: experiment.id,
     Run: imported.run.id,
     Prediction: globalId('Prediction', await one('SELECT id FROM predictions WHERE run_id = $1 LIMIT 1', [rowId(imported.run.id)])),
+    BackgroundTask: task.id,
   };
   for (const type of NODE_TYPES) expect([type, ids[type]]).toEqual([type, expect.any(String)]);
   return {

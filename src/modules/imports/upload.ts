@@ -15,6 +15,8 @@ export type ImportSource = string | InlineFile | AsyncIterable<Uint8Array>;
 export interface ImportFileFields {
   content?: string | null;
   file?: Promise<FileUpload> | null;
+  /** The file kept by the server (a background task's stored file); no GraphQL field. */
+  source?: ImportSource;
 }
 
 /**
@@ -24,6 +26,7 @@ export interface ImportFileFields {
  * request's `inline` files is that file.
  */
 export async function importSource(input: ImportFileFields, inline?: InlineFiles): Promise<ImportSource> {
+  if (input.source !== undefined) return input.source;
   const hasContent = input.content !== null && input.content !== undefined;
   const hasFile = input.file !== null && input.file !== undefined;
   if (hasContent && hasFile) throw badInput('file: give the file either as content or as an uploaded file, not both', { field: 'file' });

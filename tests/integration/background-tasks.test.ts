@@ -1,0 +1,136 @@
+import { BackgroundTaskRunner } from '../../src/modules/background-task/background-task-runner';
+import { startFakeLlm, type FakeLlm } from '../support/fake-llm/fake-llm-server';
+import { createProject, globalId, jsonl, ok, rowId } from '../support/graphql-fixtures';
+import { collect, setUpRuns, wsClient, type RunSetup } from '../support/run-fixtures';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { testLogger } from '../support/test-log';
+
+const TASK_FIELDS = `id kind status processed attempts idempotencyKey result error { code message details } dataset { id reportCount } experiment { id name }`;
+const START_IMPORT = `mutation($i: StartReportImportInput!) { startReportImport(input: $i) { created task { ${TASK_FIELDS} } } }`;
+const START_EXPERIMENT = `mutation($i: StartExperimentTaskInput!) { startExperimentTask(input: $i) { created task { ${TASK_FIELDS} } } }`;
+const TASK = `query($id: ID!) { backgroundTask(id: $id) { ${TASK_FIELDS} } }`;
+const PROGRESS = `subscription($id: ID!) { backgroundTaskProgress(taskId: $id) { status processed attempts result } }`;
+
+function reports(n: number, prefix: string): string {
+  return jsonl(Array.from({ length: n }, (_, i) => ({ id: `${prefix}-${i}`, text: `Report ${i}: excision, naevus.` })));
+}
+
+describe('background tasks', () => {
+  let t: TestApp;
+  let fake: FakeLlm;
+  let setup: RunSetup;
+  let runner: BackgroundTaskRunner | undefined;
+
+  const startRunner = (): BackgroundTaskRunner => {
+    runner = new BackgroundTaskRunner(t.dataSource, t.services, testLogger(), { leaseSeconds: 5, pollMs: 100, progressMs: 0 });
+    runner.start();
+    return runner;
+  };
+  const task = async (id: string) => ok(await t.gql(TASK, { id })).backgroundTask;
+  const waitOver = async (id: string) => {
+    for (let i = 0; i < 600; i++) {
+      const current = await task(id);
+      if (current.status === 'SUCCEEDED' || current.status === 'FAILED') return current;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error('the task did not end');
+  };
+  const reportCount = async () =>
+    ((await t.dataSource.query('SELECT count(*)::int AS n FROM reports WHERE dataset_id = $1', [rowId(setup.datasetId)])) as [{ n: number }])[0].n;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    fake = await startFakeLlm({ models: ['fake-model', 'other-model'] });
+    setup = await setUpRuns(t, fake.baseUrl, { reports: 3 });
+  });
+  afterEach(async () => {
+    await runner?.stop();
+    runner = undefined;
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('imports reports as a task: its subscription shows it running with progress and ends with its final state', async () => {
+    const before = await reportCount();
+    const started = ok(await t.gql(START_IMPORT, { i: { datasetId: setup.datasetId, format: 'JSONL', content: reports(30_000, 'bg') } })).startReportImport;
+    expect(started).toMatchObject({ created: true, task: { kind: 'REPORT_IMPORT', status: 'QUEUED', processed: 0 } });
+    const client = wsClient(t);
+    try {
+      const progress = collect(client, PROGRESS, { id: started.task.id });
+      for (let i = 0; i < 200 && progress.values.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(progress.values[0]).toMatchObject({ backgroundTaskProgress: { status: 'QUEUED' } });
+      startRunner();
+      const values = (await progress.done).map((v) => v.backgroundTaskProgress);
+      expect(values[values.length - 1]).toEqual({ status: 'SUCCEEDED', processed: 30_000, attempts: 1, result: { inserted: 30_000, updated: 0 } });
+      expect(values.some((v) => v.status === 'RUNNING' && v.processed > 0 && v.processed < 30_000)).toBe(true);
+    } finally {
+      await client.dispose();
+    }
+    const done = await task(started.task.id);
+    expect(done.dataset).toEqual({ id: setup.datasetId, reportCount: before + 30_000 });
+    // The stored file is dropped with the task's success.
+    expect(await t.dataSource.query('SELECT 1 FROM background_task_files WHERE task_id = $1', [rowId(started.task.id)])).toEqual([]);
+  });
+
+  it('a request repeated with the same idempotency key answers the first task and writes nothing new', async () => {
+    startRunner();
+    const input = { datasetId: setup.datasetId, format: 'JSONL', content: reports(10, 'once'), idempotencyKey: 'import once' };
+    const first = ok(await t.gql(START_IMPORT, { i: input })).startReportImport;
+    expect(first.created).toBe(true);
+    expect((await waitOver(first.task.id)).status).toBe('SUCCEEDED');
+    const count = await reportCount();
+    const again = ok(await t.gql(START_IMPORT, { i: input })).startReportImport;
+    expect(again).toMatchObject({ created: false, task: { id: first.task.id, status: 'SUCCEEDED', idempotencyKey: 'import once' } });
+    expect(await reportCount()).toBe(count);
+    expect(await t.dataSource.query(`SELECT id FROM background_tasks WHERE idempotency_key = 'import once'`)).toHaveLength(1);
+
+    const models = ((await t.dataSource.query('SELECT id FROM models WHERE project_id = $1', [rowId(setup.projectId)])) as { id: string }[]).map((m) => globalId('Model', m.id));
+    const grid = { datasetId: setup.datasetId, name: 'keyed grid', modelIds: models, strategies: ['ZERO_SHOT', 'SELF_CONSISTENCY'], idempotencyKey: 'grid once' };
+    const [a, b] = await Promise.all([t.gql(START_EXPERIMENT, { i: grid }), t.gql(START_EXPERIMENT, { i: grid })]);
+    const tasks = [ok(a).startExperimentTask, ok(b).startExperimentTask];
+    expect(tasks.map((x) => x.created).sort()).toEqual([false, true]);
+    expect(tasks[0].task.id).toBe(tasks[1].task.id);
+    const over = await waitOver(tasks[0].task.id);
+    expect(over).toMatchObject({ kind: 'EXPERIMENT', status: 'SUCCEEDED', processed: 4, result: { runs: 4 }, experiment: { name: 'keyed grid' } });
+    expect(ok(await t.gql(START_EXPERIMENT, { i: grid })).startExperimentTask).toMatchObject({ created: false, task: { id: over.id } });
+    expect(await t.dataSource.query(`SELECT id FROM experiments WHERE name = 'keyed grid'`)).toHaveLength(1);
+    expect(await t.dataSource.query(`SELECT id FROM runs WHERE experiment_id = $1`, [rowId(over.experiment.id)])).toHaveLength(4);
+    // A key of one kind of task is not another kind's.
+    const reused = await t.gql(START_IMPORT, { i: { ...input, idempotencyKey: 'grid once' } });
+    expect(reused.errors?.[0]?.extensions).toMatchObject({ code: 'CONFLICT', field: 'idempotencyKey' });
+  });
+
+  it('a task whose worker died is done by another worker, once', async () => {
+    const before = await reportCount();
+    const started = ok(await t.gql(START_IMPORT, { i: { datasetId: setup.datasetId, format: 'JSONL', content: reports(2500, 'again') } })).startReportImport;
+    // What a worker killed mid-task leaves: the task RUNNING under its expired lease, its work rolled back with its connection.
+    await t.dataSource.query(`UPDATE background_tasks SET status = 'RUNNING', worker = 'killed-worker', attempts = 1, lease_until = now() - interval '1 second' WHERE id = $1`, [
+      rowId(started.task.id),
+    ]);
+    startRunner();
+    expect(await waitOver(started.task.id)).toMatchObject({ status: 'SUCCEEDED', attempts: 2, processed: 2500, result: { inserted: 2500, updated: 0 } });
+    expect(await reportCount()).toBe(before + 2500);
+  });
+
+  it('a task whose input is bad FAILS with the coded error of the synchronous mutation and writes nothing', async () => {
+    startRunner();
+    const before = await reportCount();
+    const content = `${reports(1500, 'bad')}\n{"id":"bad-0","text":"a repeated id"}\n`;
+    const started = ok(await t.gql(START_IMPORT, { i: { datasetId: setup.datasetId, format: 'JSONL', content } })).startReportImport;
+    const over = await waitOver(started.task.id);
+    expect(over.status).toBe('FAILED');
+    expect(over.error).toMatchObject({ code: 'BAD_USER_INPUT', message: expect.any(String) });
+    expect(over.result).toBeNull();
+    expect(await reportCount()).toBe(before);
+  });
+
+  it('another project cannot read a task; its own reads it by node(id:)', async () => {
+    const started = ok(await t.gql(START_IMPORT, { i: { datasetId: setup.datasetId, format: 'JSONL', content: reports(1, 'hidden') } })).startReportImport;
+    const other = await createProject(t, 'elsewhere');
+    expect(ok(await t.gql(TASK, { id: started.task.id }, other.adminKey)).backgroundTask).toBeNull();
+    expect(ok(await t.gql(`query($id: ID!) { node(id: $id) { id } }`, { id: started.task.id }, other.adminKey)).node).toBeNull();
+    expect(ok(await t.gql(`query($id: ID!) { node(id: $id) { ... on BackgroundTask { kind } } }`, { id: started.task.id })).node).toEqual({ kind: 'REPORT_IMPORT' });
+  });
+});
