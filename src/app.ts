@@ -16,6 +16,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Principal } from './modules/api-key/principal';
 import { createContext, type GraphQLContext } from './graphql/context';
 import { deadlineExceeded, RequestDeadline } from './graphql/request-deadline';
+import { DEFAULT_WAITED_LIMITS, type WaitedLimits } from './db/work-control';
 import { badInput, createErrorFormatter, DomainException, toGraphQLError } from './graphql/errors';
 import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
 import { inlineFileVariables } from './graphql/inline-files';
@@ -48,6 +49,8 @@ export interface AppOptions extends ServiceOptions {
   rateLimits?: RateLimitSettings;
   /** An HTTP request or a WebSocket query or mutation is answered within this time (default 120 s). */
   requestDeadlineMs?: number;
+  /** The most work a request does while its client waits (default DEFAULT_WAITED_LIMITS); more is refused, pointing to the background tasks. */
+  waitedLimits?: Partial<WaitedLimits>;
   /** Proxies in front of the server whose X-Forwarded-For is believed (express `trust proxy`); 0: none. */
   trustProxyHops?: number;
   /** Browser origins allowed to call /graphql (CORS_ORIGINS). */
@@ -131,6 +134,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   // Statistics revisions are learnt by notification from the first request on.
   void services.scoring.revisions.ready().catch(() => undefined);
   const deadlineMs = options.requestDeadlineMs ?? DEFAULT_REQUEST_DEADLINE_MS;
+  const waitedLimits: WaitedLimits = { ...DEFAULT_WAITED_LIMITS, ...options.waitedLimits };
   const limits = options.rateLimits
     ? new RateLimits(dataSource, options.rateLimits, (error) => logger.warn({ err: loggableError(error) }, 'the rate-limit store failed; the request was let through'))
     : undefined;
@@ -266,7 +270,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       // Queries and mutations end by the request deadline; an exception is an error result, never a closed socket.
       execute: async (args) => {
         try {
-          const deadline = new RequestDeadline(deadlineMs);
+          const deadline = new RequestDeadline(deadlineMs, waitedLimits);
           const context = args.contextValue as GraphQLContext;
           context.deadline = deadline;
           context.signal = deadline.signal;
@@ -446,7 +450,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     '/graphql',
     // The deadline counts from the request's arrival, body included.
     (_req, res, next) => {
-      const deadline = new RequestDeadline(deadlineMs);
+      const deadline = new RequestDeadline(deadlineMs, waitedLimits);
       const timer = setTimeout(() => {
         // A write that claimed its commit first answers itself, a little late.
         if (!deadline.expire() || res.headersSent) return;

@@ -12,7 +12,22 @@ export interface WorkControl {
   beforeCommit?(manager: EntityManager, result: unknown): Promise<void>;
   /** Records done so far (for a caller that shows progress). */
   progress?(done: number): void;
+  /**
+   * Set when a client waits for the answer (a request, not a background task): work larger than
+   * these is refused, pointing to the background form.
+   */
+  readonly waitedLimits?: WaitedLimits;
 }
+
+/** The most work a request does while its client waits. */
+export interface WaitedLimits {
+  /** Records of an importReports file. */
+  importRecords: number;
+  /** Runs of a startExperiment grid. */
+  experimentRuns: number;
+}
+
+export const DEFAULT_WAITED_LIMITS: WaitedLimits = { importRecords: 200_000, experimentRuns: 200 };
 
 /** Throws the abort reason once the caller gave up; called between batches of a long write. */
 export function checkpoint(control: WorkControl | undefined): void {

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { GraphQLError } from 'graphql';
-import type { WorkControl } from '../db/work-control';
+import { DEFAULT_WAITED_LIMITS, type WaitedLimits, type WorkControl } from '../db/work-control';
 import { DomainException } from './errors';
 
 /** BAD_USER_INPUT with reason DEADLINE_EXCEEDED, HTTP 503: the request took longer than the server gives one. */
@@ -29,7 +29,10 @@ export class RequestDeadline implements WorkControl {
   private readonly controller = new AbortController();
   private committing = false;
 
-  constructor(readonly ms: number) {}
+  constructor(
+    readonly ms: number,
+    readonly waitedLimits: WaitedLimits = DEFAULT_WAITED_LIMITS,
+  ) {}
 
   get signal(): AbortSignal {
     return this.controller.signal;

@@ -119,3 +119,42 @@ describe('a write cut off by the request deadline leaves nothing behind', () => 
     }
   });
 });
+
+describe('work larger than a request waits for is refused, pointing to the background form', () => {
+  let t: TestApp;
+  let fake: FakeLlm;
+  let setup: RunSetup;
+
+  beforeAll(async () => {
+    t = await startTestApp({ http: { waitedLimits: { importRecords: 1500, experimentRuns: 3 } } });
+    fake = await startFakeLlm({ models: ['fake-model', 'other-model'] });
+    setup = await setUpRuns(t, fake.baseUrl, { reports: 3 });
+  });
+  afterAll(async () => {
+    await t.close();
+    await fake.close();
+  });
+
+  it('importReports of more records than the limit answers USE_BACKGROUND_TASK and writes nothing; the limit itself is imported', async () => {
+    const count = () => t.dataSource.query('SELECT count(*)::int AS n FROM reports WHERE dataset_id = $1', [rowId(setup.datasetId)]) as Promise<[{ n: number }]>;
+    const before = (await count())[0].n;
+    const rows = (n: number, prefix: string) => jsonl(Array.from({ length: n }, (_, i) => ({ id: `${prefix}-${i}`, text: `Report ${i}.` })));
+    const refused = await t.gql(IMPORT_REPORTS, { input: { datasetId: setup.datasetId, format: 'JSONL', content: rows(2001, 'big') } });
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', reason: 'USE_BACKGROUND_TASK', field: 'content' });
+    expect(refused.errors?.[0]?.message).toMatch(/startReportImport/);
+    expect((await count())[0].n).toBe(before);
+    const accepted = await t.gql(IMPORT_REPORTS, { input: { datasetId: setup.datasetId, format: 'JSONL', content: rows(1500, 'fits') } });
+    expect(accepted.data?.importReports).toMatchObject({ inserted: 1500 });
+  });
+
+  it('startExperiment of a grid larger than the limit answers USE_BACKGROUND_TASK; startExperimentTask takes it', async () => {
+    const models = ((await t.dataSource.query('SELECT id FROM models WHERE project_id = $1', [rowId(setup.projectId)])) as { id: string }[]).map((m) => globalId('Model', m.id));
+    const grid = { datasetId: setup.datasetId, name: 'wide grid', modelIds: models, strategies: ['ZERO_SHOT', 'SELF_CONSISTENCY'] };
+    const refused = await t.gql(START_EXPERIMENT, { i: grid });
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', reason: 'USE_BACKGROUND_TASK' });
+    expect(refused.errors?.[0]?.message).toMatch(/startExperimentTask/);
+    expect(await t.dataSource.query('SELECT id FROM experiments WHERE project_id = $1', [rowId(setup.projectId)])).toEqual([]);
+    const queued = await t.gql(`mutation($i: StartExperimentTaskInput!) { startExperimentTask(input: $i) { created task { status } } }`, { i: grid });
+    expect(queued.data?.startExperimentTask).toEqual({ created: true, task: { status: 'QUEUED' } });
+  });
+});

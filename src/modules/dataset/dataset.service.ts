@@ -94,8 +94,17 @@ export class DatasetService {
       let updated = 0;
       const reader = new ReportReader(options);
       const duplicates: RowError[] = [];
+      let recordsRead = 0;
       const read = await readRecords(source, input.format, input.delimiter ? { delimiter: input.delimiter } : {}, INSERT_CHUNK, async (records, clean) => {
         checkpoint(control);
+        recordsRead += records.length;
+        const waited = control?.waitedLimits?.importRecords;
+        if (waited !== undefined && recordsRead > waited) {
+          throw badInput(`The file holds more than ${waited} records; importReports reads at most that many while you wait: use startReportImport`, {
+            field: 'content',
+            reason: 'USE_BACKGROUND_TASK',
+          });
+        }
         const chunk: ParsedReport[] = [];
         for (const rec of records) {
           const report = reader.add(rec);

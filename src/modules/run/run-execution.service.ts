@@ -118,6 +118,13 @@ export class RunExecutionService {
     const guided = unique(input.guided ?? [true], 'guided');
     const size = modelIds.length * promptIds.length * strategies.length * thinking.length * constrained.length * guided.length;
     if (size > MAX_EXPERIMENT_RUNS) throw badInput(`The grid has ${size} runs; at most ${MAX_EXPERIMENT_RUNS} are allowed in one experiment`, { field: 'modelIds' });
+    const waited = control?.waitedLimits?.experimentRuns;
+    if (waited !== undefined && size > waited) {
+      throw badInput(`The grid has ${size} runs; startExperiment creates at most ${waited} while you wait: use startExperimentTask for more`, {
+        field: 'modelIds',
+        reason: 'USE_BACKGROUND_TASK',
+      });
+    }
 
     const planned: { target: ExtractionTarget; settings: StrategySettingsInput; promptLabel: string | null }[] = [];
     for (const modelId of modelIds) {
