@@ -9,7 +9,7 @@ const TASK_FIELDS = `id kind status processed attempts idempotencyKey result err
 const START_IMPORT = `mutation($i: StartReportImportInput!) { startReportImport(input: $i) { created task { ${TASK_FIELDS} } } }`;
 const START_EXPERIMENT = `mutation($i: StartExperimentTaskInput!) { startExperimentTask(input: $i) { created task { ${TASK_FIELDS} } } }`;
 const TASK = `query($id: ID!) { backgroundTask(id: $id) { ${TASK_FIELDS} } }`;
-const PROGRESS = `subscription($id: ID!) { backgroundTaskProgress(taskId: $id) { status processed attempts result } }`;
+const PROGRESS = `subscription($id: ID!) { backgroundTaskProgress(backgroundTaskId: $id) { status processed attempts result } }`;
 
 function reports(n: number, prefix: string): string {
   return jsonl(Array.from({ length: n }, (_, i) => ({ id: `${prefix}-${i}`, text: `Report ${i}: excision, naevus.` })));
@@ -124,6 +124,42 @@ describe('background tasks', () => {
     expect(over.error).toMatchObject({ code: 'BAD_USER_INPUT', message: expect.any(String) });
     expect(over.result).toBeNull();
     expect(await reportCount()).toBe(before);
+  });
+
+  it('imports annotations and predictions as tasks', async () => {
+    startRunner();
+    const annotations = ok(
+      await t.gql(`mutation($i: StartAnnotationImportInput!) { startAnnotationImport(input: $i) { task { id kind } } }`, {
+        i: { datasetId: setup.datasetId, annotatorName: 'task reader', isReference: true, format: 'CSV', content: 'id,diagnosis\nR0000,melanoma\nR0001,naevus\n' },
+      }),
+    ).startAnnotationImport.task;
+    const predictions = ok(
+      await t.gql(`mutation($i: StartPredictionImportInput!) { startPredictionImport(input: $i) { task { id kind } } }`, {
+        i: {
+          datasetId: setup.datasetId,
+          modelName: 'task-model',
+          strategy: 'ZERO_SHOT',
+          layout: 'JSON_COLUMN',
+          format: 'JSONL',
+          content: jsonl([{ id: 'R0000', extracted_data: { diagnosis: 'melanoma' } }]),
+        },
+      }),
+    ).startPredictionImport.task;
+    const FIELDS = `status result error { code } annotator { name isReference } run { name source }`;
+    const read = async (id: string) => {
+      await waitOver(id);
+      return ok(await t.gql(`query($id: ID!) { backgroundTask(id: $id) { ${FIELDS} } }`, { id })).backgroundTask;
+    };
+    expect(annotations.kind).toBe('ANNOTATION_IMPORT');
+    expect(await read(annotations.id)).toEqual({
+      status: 'SUCCEEDED',
+      result: { reports: 2, values: 2 },
+      error: null,
+      annotator: { name: 'task reader', isReference: true },
+      run: null,
+    });
+    expect(predictions.kind).toBe('PREDICTION_IMPORT');
+    expect(await read(predictions.id)).toMatchObject({ status: 'SUCCEEDED', result: { imported: 1 }, error: null, annotator: null, run: { source: 'IMPORTED' } });
   });
 
   it('another project cannot read a task; its own reads it by node(id:)', async () => {

@@ -153,6 +153,11 @@ async function populate(t: TestApp, marker: string): Promise<Tenant> {
       i: { datasetId, name: `Experiment ${marker}`, modelIds: [modelId], strategies: ['ZERO_SHOT'] },
     }),
   ).startExperiment.experiment.id as string;
+  const task = ok(
+    await t.gql(`mutation($i: StartReportImportInput!) { startReportImport(input: $i) { task { id } } }`, {
+      i: { datasetId, format: 'JSONL', content: jsonl([{ id: `task-${marker}`, text: `Task report ${marker}.` }]) },
+    }),
+  ).startReportImport.task.id as string;
   const nested = ok(
     await t.gql(
       `query($u: ID!, $d: ID!, $r: ID!) {
@@ -179,6 +184,7 @@ async function populate(t: TestApp, marker: string): Promise<Tenant> {
     Run: imported.run.id,
     Prediction: nested.r.predictions.nodes[0].id,
     QueuedRun: queuedRun,
+    BackgroundTask: task,
   };
   return { marker, keys, fake, ids, externalIds, allIds: new Map() };
 }
@@ -357,6 +363,11 @@ describe('isolation matrix over the live schema', () => {
     RegisterEndpointInput: () => ({ baseUrl: a.fake.baseUrl, timeoutMs: 5000 }),
     StartRunInput: () => ({ datasetId: a.ids.Dataset }),
     StartExperimentInput: () => ({ strategies: ['ZERO_SHOT'] }),
+    // The background forms take the inputs of their synchronous mutations.
+    StartReportImportInput: (ctx) => ({ format: 'JSONL', content: jsonl([{ id: ctx.unique('report'), text: 'Matrix report, no findings.' }]) }),
+    StartAnnotationImportInput: () => ({ format: 'CSV', content: csv([['id', 'grade'], ...a.externalIds.map((id) => [id, 'G1'])]) }),
+    StartPredictionImportInput: () => ({ format: 'JSONL', layout: 'JSON_COLUMN', content: jsonl(a.externalIds.map((id) => ({ id, extracted_data: { grade: 'G1' } }))) }),
+    StartExperimentTaskInput: () => ({ strategies: ['ZERO_SHOT'] }),
     // The few-shot run against the rest (the zero-shot one): both groups hold a scored run.
     'Project.contrast.groupA': () => ({ strategies: ['FEW_SHOT'] }),
     'AdHocTextInput.text': () => 'Matrix text, no findings.',

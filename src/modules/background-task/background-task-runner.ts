@@ -14,10 +14,14 @@ import { DomainException } from '../../graphql/errors';
 import type { PgEventBus } from '../../graphql/pubsub';
 import { loggableError, type Logger } from '../../logger';
 import type { DatasetService } from '../dataset/dataset.service';
+import type { ImportAnnotationsInput } from '../annotation/annotation.input';
+import type { AnnotationService } from '../annotation/annotation.service';
 import type { ImportReportsInput } from '../dataset/dataset.input';
 import type { ImportFileFields } from '../imports/upload';
 import type { StartExperimentInput } from '../run/run-execution.input';
 import type { RunExecutionService } from '../run/run-execution.service';
+import type { ImportPredictionsInput } from '../run/run.input';
+import type { RunService } from '../run/run.service';
 import { BackgroundTask, BackgroundTaskKind, type BackgroundTaskResult } from './background-task.entity';
 import { MAX_TASK_ATTEMPTS, type BackgroundTaskService, type ExperimentTaskIds } from './background-task.service';
 import { readTaskFile } from './task-file';
@@ -36,6 +40,8 @@ export const DEFAULT_TASK_RUNNER_OPTIONS: BackgroundTaskRunnerOptions = { leaseS
 interface TaskServices {
   tasks: BackgroundTaskService;
   datasets: DatasetService;
+  annotations: AnnotationService;
+  runs: RunService;
   execution: RunExecutionService;
   bus: PgEventBus;
 }
@@ -138,12 +144,25 @@ export class BackgroundTaskRunner {
   }
 
   private async work(task: BackgroundTask, control: WorkControl): Promise<void> {
-    const { datasets, execution } = this.services;
+    const { datasets, annotations, runs, execution } = this.services;
+    const source = readTaskFile(this.dataSource, task.id);
     switch (task.kind) {
       case BackgroundTaskKind.REPORT_IMPORT: {
         const stored = task.input as unknown as ImportReportsInput;
-        const input: ImportReportsInput & ImportFileFields = { ...stored, source: readTaskFile(this.dataSource, task.id) };
+        const input: ImportReportsInput & ImportFileFields = { ...stored, source };
         await datasets.importReports(task.principal, stored.datasetId, input, undefined, control);
+        return;
+      }
+      case BackgroundTaskKind.ANNOTATION_IMPORT: {
+        const stored = task.input as unknown as ImportAnnotationsInput;
+        const input: ImportAnnotationsInput & ImportFileFields = { ...stored, source };
+        await annotations.importAnnotations(task.principal, stored.datasetId, input, undefined, control);
+        return;
+      }
+      case BackgroundTaskKind.PREDICTION_IMPORT: {
+        const stored = task.input as unknown as ImportPredictionsInput;
+        const input: ImportPredictionsInput & ImportFileFields = { ...stored, source };
+        await runs.importPredictions(task.principal, stored.datasetId, stored.promptId ?? null, input, undefined, control);
         return;
       }
       case BackgroundTaskKind.EXPERIMENT: {
@@ -181,8 +200,16 @@ export class BackgroundTaskRunner {
 function summary(kind: BackgroundTaskKind, result: unknown): BackgroundTaskResult {
   switch (kind) {
     case BackgroundTaskKind.REPORT_IMPORT: {
-      const r = result as { dataset: { id: string }; inserted: number; updated: number };
-      return { datasetId: r.dataset.id, inserted: r.inserted, updated: r.updated };
+      const r = result as { inserted: number; updated: number };
+      return { inserted: r.inserted, updated: r.updated };
+    }
+    case BackgroundTaskKind.ANNOTATION_IMPORT: {
+      const r = result as { annotator: { id: string }; reports: number; values: number };
+      return { annotatorId: r.annotator.id, reports: r.reports, values: r.values };
+    }
+    case BackgroundTaskKind.PREDICTION_IMPORT: {
+      const r = result as { run: { id: string }; imported: number; missingReports: number };
+      return { runId: r.run.id, imported: r.imported, missingReports: r.missingReports };
     }
     case BackgroundTaskKind.EXPERIMENT: {
       const r = result as { experiment: { id: string }; runs: unknown[] };

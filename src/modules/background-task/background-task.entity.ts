@@ -6,6 +6,8 @@ import type { Principal } from '../api-key/principal';
 
 export enum BackgroundTaskKind {
   REPORT_IMPORT = 'REPORT_IMPORT',
+  ANNOTATION_IMPORT = 'ANNOTATION_IMPORT',
+  PREDICTION_IMPORT = 'PREDICTION_IMPORT',
   EXPERIMENT = 'EXPERIMENT',
 }
 registerEnumType(BackgroundTaskKind, { name: 'BackgroundTaskKind', description: 'What a background task does.' });
@@ -31,10 +33,19 @@ export class BackgroundTaskError {
 
 /** What the task's work answered, kept for its reader. */
 export interface BackgroundTaskResult {
-  datasetId?: string;
   experimentId?: string;
+  annotatorId?: string;
+  runId?: string;
+  /** importReports' counts */
   inserted?: number;
   updated?: number;
+  /** importAnnotations' counts */
+  reports?: number;
+  values?: number;
+  /** importPredictions' counts */
+  imported?: number;
+  missingReports?: number;
+  /** startExperiment's runs */
   runs?: number;
 }
 

@@ -1,5 +1,7 @@
 import { Field, InputType, ObjectType } from 'type-graphql';
+import { ImportAnnotationsInput } from '../annotation/annotation.input';
 import { ImportReportsInput } from '../dataset/dataset.input';
+import { ImportPredictionsInput } from '../run/run.input';
 import { StartExperimentInput } from '../run/run-execution.input';
 import { BackgroundTask } from './background-task.entity';
 
@@ -11,6 +13,16 @@ const IDEMPOTENCY_KEY = {
 
 @InputType({ description: "importReports' input, run as a background task." })
 export class StartReportImportInput extends ImportReportsInput {
+  @Field(() => String, IDEMPOTENCY_KEY) idempotencyKey?: string | null;
+}
+
+@InputType({ description: "importAnnotations' input, run as a background task." })
+export class StartAnnotationImportInput extends ImportAnnotationsInput {
+  @Field(() => String, IDEMPOTENCY_KEY) idempotencyKey?: string | null;
+}
+
+@InputType({ description: "importPredictions' input, run as a background task." })
+export class StartPredictionImportInput extends ImportPredictionsInput {
   @Field(() => String, IDEMPOTENCY_KEY) idempotencyKey?: string | null;
 }
 

@@ -1,13 +1,21 @@
 import { Arg, Ctx, FieldResolver, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import type { GraphQLContext } from '../../graphql/context';
 import { decodeId, fromGlobalId } from '../../graphql/node';
-import { backgroundTaskById, datasetById, experimentById } from '../../graphql/node-loaders';
+import { annotatorById, backgroundTaskById, datasetById, experimentById, runById } from '../../graphql/node-loaders';
 import { subscription, type BusEvent } from '../../graphql/pubsub';
 import { JSONScalar } from '../../graphql/scalars';
+import { Annotator } from '../annotation/annotator.entity';
 import { Dataset } from '../dataset/dataset.entity';
 import { Experiment } from '../run/experiment.entity';
-import { BackgroundTask, BackgroundTaskError, BackgroundTaskStatus } from './background-task.entity';
-import { StartBackgroundTaskPayload, StartExperimentTaskInput, StartReportImportInput } from './background-task.input';
+import { Run } from '../run/run.entity';
+import { BackgroundTask, BackgroundTaskError, BackgroundTaskKind, BackgroundTaskStatus } from './background-task.entity';
+import {
+  StartAnnotationImportInput,
+  StartBackgroundTaskPayload,
+  StartExperimentTaskInput,
+  StartPredictionImportInput,
+  StartReportImportInput,
+} from './background-task.input';
 
 const OVER = new Set([BackgroundTaskStatus.SUCCEEDED, BackgroundTaskStatus.FAILED]);
 /** Subscriptions reload this often without events: a missed notification is noticed. */
@@ -19,7 +27,23 @@ export class BackgroundTaskResolver {
     description: 'importReports as a background task: the file is stored and a worker imports it, all or nothing. Follow the task with backgroundTaskProgress.',
   })
   startReportImport(@Arg('input') input: StartReportImportInput, @Ctx() ctx: GraphQLContext): Promise<StartBackgroundTaskPayload> {
-    return ctx.services.tasks.startReportImport(ctx.principal, decodeId(input.datasetId, 'Dataset', 'datasetId'), input, ctx.inlineFiles, ctx.deadline);
+    const ids = { datasetId: decodeId(input.datasetId, 'Dataset', 'datasetId') };
+    return ctx.services.tasks.startImport(BackgroundTaskKind.REPORT_IMPORT, ctx.principal, ids, input, ctx.inlineFiles, ctx.deadline);
+  }
+
+  @Mutation(() => StartBackgroundTaskPayload, { description: 'importAnnotations as a background task: the file is stored and a worker imports it, all or nothing.' })
+  startAnnotationImport(@Arg('input') input: StartAnnotationImportInput, @Ctx() ctx: GraphQLContext): Promise<StartBackgroundTaskPayload> {
+    const ids = { datasetId: decodeId(input.datasetId, 'Dataset', 'datasetId') };
+    return ctx.services.tasks.startImport(BackgroundTaskKind.ANNOTATION_IMPORT, ctx.principal, ids, input, ctx.inlineFiles, ctx.deadline);
+  }
+
+  @Mutation(() => StartBackgroundTaskPayload, { description: 'importPredictions as a background task: the file is stored and a worker imports it, all or nothing.' })
+  startPredictionImport(@Arg('input') input: StartPredictionImportInput, @Ctx() ctx: GraphQLContext): Promise<StartBackgroundTaskPayload> {
+    const ids = {
+      datasetId: decodeId(input.datasetId, 'Dataset', 'datasetId'),
+      promptId: input.promptId ? decodeId(input.promptId, 'Prompt', 'promptId') : null,
+    };
+    return ctx.services.tasks.startImport(BackgroundTaskKind.PREDICTION_IMPORT, ctx.principal, ids, input, ctx.inlineFiles, ctx.deadline);
   }
 
   @Mutation(() => StartBackgroundTaskPayload, {
@@ -49,7 +73,7 @@ export class BackgroundTaskResolver {
     description: "A background task's status and progress: the current state first, then after every change, until it SUCCEEDED or FAILED.",
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
-      const taskId = decodeId((args as { taskId: string }).taskId, 'BackgroundTask', 'taskId');
+      const taskId = decodeId((args as { backgroundTaskId: string }).backgroundTaskId, 'BackgroundTask', 'backgroundTaskId');
       await ctx.services.tasks.get(ctx.principal, taskId);
       const load = async (_events: BusEvent[], end: () => void): Promise<BackgroundTask[]> => {
         const task = await ctx.services.tasks.get(ctx.principal, taskId);
@@ -62,7 +86,7 @@ export class BackgroundTaskResolver {
       });
     },
   })
-  backgroundTaskProgress(@Root() task: BackgroundTask, @Arg('taskId', () => ID) _taskId: string): BackgroundTask {
+  backgroundTaskProgress(@Root() task: BackgroundTask, @Arg('backgroundTaskId', () => ID) _backgroundTaskId: string): BackgroundTask {
     return task;
   }
 
@@ -74,15 +98,28 @@ export class BackgroundTaskResolver {
 
   @FieldResolver(() => JSONScalar, {
     nullable: true,
-    description: 'When the task SUCCEEDED: what the synchronous mutation would have counted ({inserted, updated} of an import, {runs} of an experiment).',
+    description:
+      'When the task SUCCEEDED: what the synchronous mutation would have counted ({inserted, updated} of a report import, {reports, values} of an annotation import, {imported, missingReports} of a prediction import, {runs} of an experiment).',
   })
   result(@Root() task: BackgroundTask): Record<string, number> | null {
     if (!task.result) return null;
-    const { datasetId: _d, experimentId: _e, ...counts } = task.result;
+    const { experimentId: _e, annotatorId: _a, runId: _r, ...counts } = task.result;
     return counts as Record<string, number>;
   }
 
-  @FieldResolver(() => Dataset, { nullable: true, description: 'The dataset an import writes into, or the dataset of an experiment.' })
+  @FieldResolver(() => Annotator, { nullable: true, description: 'The annotator an annotation import wrote, once it SUCCEEDED.' })
+  annotator(@Root() task: BackgroundTask, @Ctx() ctx: GraphQLContext): Promise<Annotator | null> {
+    const annotatorId = task.result?.annotatorId;
+    return annotatorId ? ctx.loaders.get(annotatorById).load(annotatorId) : Promise.resolve(null);
+  }
+
+  @FieldResolver(() => Run, { nullable: true, description: 'The run a prediction import created, once it SUCCEEDED.' })
+  run(@Root() task: BackgroundTask, @Ctx() ctx: GraphQLContext): Promise<Run | null> {
+    const runId = task.result?.runId;
+    return runId ? ctx.loaders.get(runById).load(runId) : Promise.resolve(null);
+  }
+
+  @FieldResolver(() => Dataset, { nullable: true, description: 'The dataset the task writes into (its import, or the experiment over it).' })
   dataset(@Root() task: BackgroundTask, @Ctx() ctx: GraphQLContext): Promise<Dataset | null> {
     const datasetId = task.input['datasetId'];
     return typeof datasetId === 'string' ? ctx.loaders.get(datasetById).load(datasetId) : Promise.resolve(null);

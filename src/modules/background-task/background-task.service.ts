@@ -11,9 +11,8 @@ import type { PgEventBus } from '../../graphql/pubsub';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import type { DatasetService } from '../dataset/dataset.service';
-import type { ImportReportsInput } from '../dataset/dataset.input';
 import type { InlineFiles } from '../imports/inline-file';
-import { importSource } from '../imports/upload';
+import { importSource, type ImportFileFields } from '../imports/upload';
 import { MAX_EXPERIMENT_RUNS } from '../run/run-execution.service';
 import type { StartExperimentInput } from '../run/run-execution.input';
 import { BackgroundTask, BackgroundTaskKind, type BackgroundTaskResult } from './background-task.entity';
@@ -54,29 +53,26 @@ export class BackgroundTaskService {
     return task;
   }
 
-  /** Stores an import of reports as a task with its file; the request's `control` (its deadline) can still cancel the storing. */
-  async startReportImport(
+  /**
+   * Stores an import (reports, annotations or predictions) as a task with its file; the
+   * request's `control` (its deadline) can still cancel the storing. `ids` are the input's IDs
+   * decoded to rows (datasetId, promptId); the file fields are not kept in the input.
+   */
+  async startImport(
+    kind: BackgroundTaskKind.REPORT_IMPORT | BackgroundTaskKind.ANNOTATION_IMPORT | BackgroundTaskKind.PREDICTION_IMPORT,
     principal: Principal,
-    datasetId: string,
-    input: ImportReportsInput & { idempotencyKey?: string | null },
+    ids: { datasetId: string } & Record<string, string | null>,
+    input: ImportFileFields & { idempotencyKey?: string | null },
     inline: InlineFiles | undefined,
     control?: WorkControl,
   ): Promise<{ task: BackgroundTask; created: boolean }> {
-    const dataset = await this.datasets.get(principal, datasetId, Role.EDITOR);
+    const dataset = await this.datasets.get(principal, ids.datasetId, Role.EDITOR);
     const key = checkedKey(input.idempotencyKey);
-    const earlier = await this.byKey(dataset.projectId, key, BackgroundTaskKind.REPORT_IMPORT);
+    const earlier = await this.byKey(dataset.projectId, key, kind);
     if (earlier) return { task: earlier, created: false };
     const source = await importSource(input, inline);
-    const stored = {
-      datasetId: dataset.id,
-      format: input.format,
-      idField: input.idField,
-      textField: input.textField,
-      metadataFields: input.metadataFields ?? null,
-      onDuplicate: input.onDuplicate,
-      delimiter: input.delimiter ?? null,
-    };
-    return this.create(principal, dataset.projectId, BackgroundTaskKind.REPORT_IMPORT, stored, key, control, (manager, taskId) => storeTaskFile(manager, taskId, source));
+    const { content: _content, file: _file, source: _source, idempotencyKey: _key, ...rest } = input;
+    return this.create(principal, dataset.projectId, kind, { ...rest, ...ids }, key, control, (manager, taskId) => storeTaskFile(manager, taskId, source));
   }
 
   /** Stores an experiment's creation as a task; the grid is checked when the task runs, with the answers startExperiment would give. */
