@@ -93,6 +93,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     ...(options.onColumnStoreError ? { onStoreError: options.onColumnStoreError } : {}),
   });
   const runs = new RunService(dataSource, datasets);
+  const execution = new RunExecutionService(dataSource, datasets, extraction, queue, safePublisher(bus, onEventError));
   return {
     apiKeys,
     audit: new AuditService(dataSource),
@@ -109,8 +110,8 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     bundles: new BundleService(dataSource, apiKeys, egress),
     charts: new ChartService(dataSource, useCases, datasets, scoring),
     chartUrls: new ChartUrlSigner(options.secretKey),
-    execution: new RunExecutionService(dataSource, datasets, extraction, queue, safePublisher(bus, onEventError)),
-    tasks: new BackgroundTaskService(dataSource, datasets, bus),
+    execution,
+    tasks: new BackgroundTaskService(dataSource, datasets, execution, bus),
     queue,
     bus,
     secretBox,

@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { ResolverData } from 'type-graphql';
 import { ImportAnnotationsInput } from '../modules/annotation/annotation.input';
 import { CreateApiKeyInput } from '../modules/api-key/api-key.resolver';
+import { StartAnnotationImportInput, StartPredictionImportInput, StartReportImportInput } from '../modules/background-task/background-task.input';
 import { CreateDatasetInput, ImportReportsInput } from '../modules/dataset/dataset.input';
 import { RegisterEndpointInput, UpdateModelInput } from '../modules/endpoint/endpoint.input';
 import { ImportUseCaseConfigInput } from '../modules/extraction/extraction.input';
@@ -31,6 +32,8 @@ const NAME_FIELDS = new Map<InputClass, readonly string[]>([
   [CreateDatasetInput, ['name']],
   [ImportAnnotationsInput, ['annotatorName']],
   [ImportPredictionsInput, ['modelName', 'name']],
+  [StartAnnotationImportInput, ['annotatorName']],
+  [StartPredictionImportInput, ['modelName', 'name']],
   [RegisterEndpointInput, ['name']],
   [CreatePromptInput, ['name']],
   [PromptExample, ['name']],
@@ -46,6 +49,9 @@ export const FILE_CONTENT: ReadonlyMap<InputClass, string> = new Map<InputClass,
   [ImportReportsInput, 'content'],
   [ImportAnnotationsInput, 'content'],
   [ImportPredictionsInput, 'content'],
+  [StartReportImportInput, 'content'],
+  [StartAnnotationImportInput, 'content'],
+  [StartPredictionImportInput, 'content'],
 ]);
 
 /** Fields that may be left out ("keep as is") but whose column cannot hold null. */

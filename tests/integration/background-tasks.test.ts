@@ -162,6 +162,16 @@ describe('background tasks', () => {
     expect(await read(predictions.id)).toMatchObject({ status: 'SUCCEEDED', result: { imported: 1 }, error: null, annotator: null, run: { source: 'IMPORTED' } });
   });
 
+  it("refuses at once what startExperiment would refuse before writing, and stores no task", async () => {
+    const before = (await t.dataSource.query('SELECT count(*)::int AS n FROM background_tasks')) as [{ n: number }];
+    const unknownModel = globalId('Model', '00000000-0000-4000-8000-000000000000');
+    const refused = await t.gql(START_EXPERIMENT, { i: { datasetId: setup.datasetId, name: 'nowhere', modelIds: [unknownModel], strategies: ['ZERO_SHOT'] } });
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'NOT_FOUND' });
+    const fewShot = await t.gql(START_EXPERIMENT, { i: { datasetId: setup.datasetId, name: 'no examples', modelIds: [globalId('Model', rowId(setup.modelId))], strategies: ['FEW_SHOT'] } });
+    expect(fewShot.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', reason: 'NO_EXAMPLES' });
+    expect(await t.dataSource.query('SELECT count(*)::int AS n FROM background_tasks')).toEqual(before);
+  });
+
   it('another project cannot read a task; its own reads it by node(id:)', async () => {
     const started = ok(await t.gql(START_IMPORT, { i: { datasetId: setup.datasetId, format: 'JSONL', content: reports(1, 'hidden') } })).startReportImport;
     const other = await createProject(t, 'elsewhere');

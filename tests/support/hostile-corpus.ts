@@ -482,6 +482,17 @@ export function mutationBaselines(f: CorpusFixture): Record<string, Record<strin
     startExperiment: {
       input: { datasetId: ids.Dataset, name: unique('corpus experiment'), modelIds: [f.endpointModelId], promptIds: [ids.Prompt], strategies: ['ZERO_SHOT'], thinking: [false], constrained: [false], guided: [true], settings },
     },
+    // The background forms, with the inputs of their synchronous mutations and a key.
+    startReportImport: { input: { datasetId: ids.Dataset, format: 'JSONL', content: '{"id":"C1","text":"t","source":"s"}', idField: 'id', textField: 'text', metadataFields: ['source'], onDuplicate: 'UPSERT', delimiter: ',', idempotencyKey: unique('corpus key') } },
+    startAnnotationImport: {
+      input: { datasetId: ids.Dataset, annotatorName: 'corpus task reader', kind: 'HUMAN', isReference: false, format: 'CSV', content: 'id,grade\nR1,G1\n', idField: 'id', columnMap: { grade: 'grade' }, delimiter: ',', idempotencyKey: unique('corpus key') },
+    },
+    startPredictionImport: {
+      input: { datasetId: ids.Dataset, format: 'JSONL', layout: 'JSON_COLUMN', modelName: 'corpus task model', strategy: 'ZERO_SHOT', promptId: ids.Prompt, content: '{"id":"R1","extracted_data":{"grade":"G1"}}', idempotencyKey: unique('corpus key') },
+    },
+    startExperimentTask: {
+      input: { datasetId: ids.Dataset, name: unique('corpus experiment task'), modelIds: [f.endpointModelId], promptIds: [ids.Prompt], strategies: ['ZERO_SHOT'], thinking: [false], constrained: [false], guided: [true], settings, idempotencyKey: unique('corpus key') },
+    },
     importProjectBundle: {
       input: {
         name: unique('corpus bundle'),

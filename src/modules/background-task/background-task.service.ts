@@ -13,7 +13,8 @@ import { requireRole, type Principal } from '../api-key/principal';
 import type { DatasetService } from '../dataset/dataset.service';
 import type { InlineFiles } from '../imports/inline-file';
 import { importSource, type ImportFileFields } from '../imports/upload';
-import { MAX_EXPERIMENT_RUNS } from '../run/run-execution.service';
+import type { RunExecutionService } from '../run/run-execution.service';
+import { Prompt } from '../prompt/prompt.entity';
 import type { StartExperimentInput } from '../run/run-execution.input';
 import { BackgroundTask, BackgroundTaskKind, type BackgroundTaskResult } from './background-task.entity';
 import { storeTaskFile } from './task-file';
@@ -43,6 +44,7 @@ export class BackgroundTaskService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly datasets: DatasetService,
+    private readonly execution: RunExecutionService,
     private readonly bus: PgEventBus,
   ) {}
 
@@ -70,12 +72,17 @@ export class BackgroundTaskService {
     const key = checkedKey(input.idempotencyKey);
     const earlier = await this.byKey(dataset.projectId, key, kind);
     if (earlier) return { task: earlier, created: false };
+    // What the import would refuse before reading the file is refused now.
+    if (ids['promptId']) {
+      const prompt = await this.dataSource.getRepository(Prompt).findOneBy({ id: ids['promptId'] });
+      if (!prompt || prompt.useCaseId !== dataset.useCaseId) throw notFound('Prompt');
+    }
     const source = await importSource(input, inline);
     const { content: _content, file: _file, source: _source, idempotencyKey: _key, ...rest } = input;
     return this.create(principal, dataset.projectId, kind, { ...rest, ...ids }, key, control, (manager, taskId) => storeTaskFile(manager, taskId, source));
   }
 
-  /** Stores an experiment's creation as a task; the grid is checked when the task runs, with the answers startExperiment would give. */
+  /** Stores an experiment's creation as a task, once the grid passed startExperiment's checks (the worker checks again). */
   async startExperiment(
     principal: Principal,
     input: StartExperimentInput & { idempotencyKey?: string | null },
@@ -86,8 +93,7 @@ export class BackgroundTaskService {
     const key = checkedKey(input.idempotencyKey);
     const earlier = await this.byKey(dataset.projectId, key, BackgroundTaskKind.EXPERIMENT);
     if (earlier) return { task: earlier, created: false };
-    const size = ids.modelIds.length * Math.max(1, ids.promptIds.length) * input.strategies.length * (input.thinking?.length || 1) * (input.constrained?.length || 1) * (input.guided?.length || 1);
-    if (size > MAX_EXPERIMENT_RUNS) throw badInput(`The grid has ${size} runs; at most ${MAX_EXPERIMENT_RUNS} are allowed in one experiment`, { field: 'modelIds' });
+    await this.execution.planExperiment(principal, input, ids);
     const { idempotencyKey: _key, ...rest } = input;
     const stored = { ...rest, datasetId: dataset.id, ids };
     return this.create(principal, dataset.projectId, BackgroundTaskKind.EXPERIMENT, stored, key, control);

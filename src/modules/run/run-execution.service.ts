@@ -98,10 +98,10 @@ export class RunExecutionService {
   }
 
   /**
-   * The experiment and all its runs and work items in one transaction: all of them or, when
-   * `control` gives up (checked between runs and before the commit), none.
+   * Checks an experiment as startExperiment would (the dataset, the grid, every model and prompt,
+   * every snapshot) and returns what it would create; throws what startExperiment would answer.
    */
-  async startExperiment(principal: Principal, input: StartExperimentInput, ids: { datasetId: string; modelIds: string[]; promptIds: (string | null)[] }, control?: WorkControl) {
+  async planExperiment(principal: Principal, input: StartExperimentInput, ids: { datasetId: string; modelIds: string[]; promptIds: (string | null)[] }) {
     const dataset = await this.datasets.get(principal, ids.datasetId, Role.EDITOR);
     const name = givenName(input.name, 'name') ?? '';
     if (!name) throw badInput('name must not be empty', { field: 'name' });
@@ -118,13 +118,6 @@ export class RunExecutionService {
     const guided = unique(input.guided ?? [true], 'guided');
     const size = modelIds.length * promptIds.length * strategies.length * thinking.length * constrained.length * guided.length;
     if (size > MAX_EXPERIMENT_RUNS) throw badInput(`The grid has ${size} runs; at most ${MAX_EXPERIMENT_RUNS} are allowed in one experiment`, { field: 'modelIds' });
-    const waited = control?.waitedLimits?.experimentRuns;
-    if (waited !== undefined && size > waited) {
-      throw badInput(`The grid has ${size} runs; startExperiment creates at most ${waited} while you wait: use startExperimentTask for more`, {
-        field: 'modelIds',
-        reason: 'USE_BACKGROUND_TASK',
-      });
-    }
 
     const planned: { target: ExtractionTarget; settings: StrategySettingsInput; promptLabel: string | null }[] = [];
     for (const modelId of modelIds) {
@@ -140,6 +133,23 @@ export class RunExecutionService {
       }
     }
     const snapshots = planned.map((p) => ({ ...p, ...this.snapshot(p.target, p.settings) }));
+    return { dataset, name, grid: { modelIds, promptIds, strategies, thinking, constrained, guided }, snapshots };
+  }
+
+  /**
+   * The experiment and all its runs and work items in one transaction: all of them or, when
+   * `control` gives up (checked between runs and before the commit), none.
+   */
+  async startExperiment(principal: Principal, input: StartExperimentInput, ids: { datasetId: string; modelIds: string[]; promptIds: (string | null)[] }, control?: WorkControl) {
+    const { dataset, name, grid, snapshots } = await this.planExperiment(principal, input, ids);
+    const waited = control?.waitedLimits?.experimentRuns;
+    if (waited !== undefined && snapshots.length > waited) {
+      throw badInput(`The grid has ${snapshots.length} runs; startExperiment creates at most ${waited} while you wait: use startExperimentTask for more`, {
+        field: 'modelIds',
+        reason: 'USE_BACKGROUND_TASK',
+      });
+    }
+    const { modelIds, promptIds, strategies, thinking, constrained, guided } = grid;
     const result = await controlledTransaction(this.dataSource, control, async (manager) => {
       const experiment = await manager.getRepository(Experiment).save(
         manager.getRepository(Experiment).create({
