@@ -1,7 +1,7 @@
 /**
- * A worker-only process: executes queued runs from the PostgreSQL of DATABASE_URL, alongside
- * the servers and other workers sharing it (`npm run worker`). Give it the servers' SECRET_KEY,
- * so it can decrypt the endpoints' API keys.
+ * A worker-only process: executes queued runs and background tasks from the PostgreSQL of
+ * DATABASE_URL, alongside the servers and other workers sharing it (`npm run worker`). Give it
+ * the servers' SECRET_KEY, so it can decrypt the endpoints' API keys.
  */
 import 'reflect-metadata';
 import { loadConfigOrExit } from './config';
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   // The servers of this deployment listen on PORT: endpoints may not point at them either.
   services.egress.protectPort(config.port);
   await services.bus.start();
-  const executor = await startWorker(dataSource, services, logger, config);
+  const worker = await startWorker(dataSource, services, logger, config);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'worker shutting down');
     setTimeout(() => process.exit(1), 15_000).unref();
-    await executor.stop().catch((error: unknown) => logger.error({ err: error }, 'stopping the worker failed'));
+    await worker.stop().catch((error: unknown) => logger.error({ err: error }, 'stopping the worker failed'));
     await services.queue.stop().catch(() => undefined);
     await services.bus.close().catch(() => undefined);
     await dataSource.destroy().catch(() => undefined);

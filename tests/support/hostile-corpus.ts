@@ -99,7 +99,7 @@ function withUniqueNames(value: unknown, n: number): unknown {
  * accepted (their `verify` still checks what an acceptance must look like).
  */
 const TAKEN_AS_DATA: { target: RegExp; name: RegExp; why: string }[] = [
-  { target: /^Query\.(node|project)\(id\)$/, name: /./, why: 'Relay: node(id:) of an id that is not ours is null, like an unknown one' },
+  { target: /^Query\.(node|project|backgroundTask)\(id\)$/, name: /./, why: 'Relay: node(id:) (and project(id:), backgroundTask(id:)) of an id that is not ours is null, like an unknown one' },
   { target: /^Dataset\.interRaterAgreement\(options\)$/, name: /referenceAnnotatorId: an? (unknown uuid|id of another type)/, why: 'agreement has no reference standard: the option does not apply' },
   { target: /^(UseCase\.runs|Run\.predictions)\(filter\)$/, name: /: an? (unknown uuid|id of another type)/, why: 'a filter naming nothing matches nothing' },
 ];
