@@ -172,6 +172,24 @@ describe('background tasks', () => {
     expect(await t.dataSource.query('SELECT count(*)::int AS n FROM background_tasks')).toEqual(before);
   });
 
+  it('imports an uploaded file (multipart request) as a task, its parts stored and read back in order', async () => {
+    startRunner();
+    const before = await reportCount();
+    // Over 1 MB with multi-byte characters, so the stored parts split characters between them.
+    const content = jsonl(Array.from({ length: 12_000 }, (_, i) => ({ id: `up-${i}`, text: `Verslag ${i}: naevus — géén maligniteit, 🧬 ${'é'.repeat(40)}` })));
+    const form = new FormData();
+    form.append('operations', JSON.stringify({ query: START_IMPORT, variables: { i: { datasetId: setup.datasetId, format: 'JSONL', file: null } } }));
+    form.append('map', JSON.stringify({ 0: ['variables.i.file'] }));
+    form.append('0', new Blob([content]), 'reports.jsonl');
+    const response = await fetch(t.url, { method: 'POST', headers: { authorization: `Bearer ${t.adminKey}`, 'apollo-require-preflight': 'true' }, body: form });
+    const started = ((await response.json()) as { data: { startReportImport: { task: { id: string } } } }).data.startReportImport;
+    expect(Buffer.byteLength(content)).toBeGreaterThan(1024 * 1024);
+    expect(await waitOver(started.task.id)).toMatchObject({ status: 'SUCCEEDED', result: { inserted: 12_000, updated: 0 } });
+    expect(await reportCount()).toBe(before + 12_000);
+    const [stored] = (await t.dataSource.query(`SELECT text FROM reports WHERE dataset_id = $1 AND external_id = 'up-11999'`, [rowId(setup.datasetId)])) as { text: string }[];
+    expect(stored!.text).toBe(`Verslag 11999: naevus — géén maligniteit, 🧬 ${'é'.repeat(40)}`);
+  });
+
   it('another project cannot read a task; its own reads it by node(id:)', async () => {
     const started = ok(await t.gql(START_IMPORT, { i: { datasetId: setup.datasetId, format: 'JSONL', content: reports(1, 'hidden') } })).startReportImport;
     const other = await createProject(t, 'elsewhere');
