@@ -15,9 +15,10 @@ import type { DataSource } from 'typeorm';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Principal } from './modules/api-key/principal';
 import { createContext, type GraphQLContext } from './graphql/context';
-import { deadlineExceeded, RequestDeadline } from './graphql/request-deadline';
+import { deadlinePassed, RequestDeadline } from './graphql/request-deadline';
 import { DEFAULT_WAITED_LIMITS, type WaitedLimits } from './db/work-control';
-import { badInput, createErrorFormatter, DomainException, toGraphQLError } from './graphql/errors';
+import { apiErrorOf, badInput, DomainException, RateLimitedError } from './domain/errors';
+import { createErrorFormatter, toGraphQLError } from './graphql/errors';
 import { graphiqlPage, SCHEMA_HASH_HEADER } from './graphql/graphiql';
 import { inlineFileVariables } from './graphql/inline-files';
 import { INVALID_UTF8_TYPE, verifyUtf8Body } from './graphql/input-guard';
@@ -28,7 +29,7 @@ import { registerChartRoutes } from './http/charts';
 import { registerExportRoutes } from './http/exports';
 import { readiness } from './http/health';
 import { Metrics } from './http/metrics';
-import { RateLimitedError, rateLimited, RateLimits, type RateLimitSettings } from './graphql/rate-limits';
+import { RateLimits, type RateLimitSettings } from './graphql/rate-limits';
 import { buildReportQlSchema } from './graphql/schema';
 import { multipartUploads } from './modules/imports/upload';
 import { libraryLogger, loggableError, type Logger } from './logger';
@@ -89,7 +90,7 @@ async function withDeadline<T>(work: Promise<T>, deadline: RequestDeadline): Pro
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<{ errors: GraphQLError[] }>((resolve) => {
     timer = setTimeout(() => {
-      if (deadline.expire()) resolve({ errors: [deadlineExceeded(deadline.ms)] });
+      if (deadline.expire()) resolve({ errors: [toGraphQLError(deadlinePassed(deadline.ms))] });
     }, deadline.ms);
   });
   try {
@@ -114,7 +115,7 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
 
 function unauthenticated(error: unknown): GraphQLError {
   const message = error instanceof DomainException ? error.message : 'Authentication failed';
-  return new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401 } } });
+  return toGraphQLError(new DomainException('UNAUTHENTICATED', message));
 }
 
 /**
@@ -219,7 +220,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   };
   /** What a refused or failed WebSocket operation answers: the HTTP error contract. */
   const wsRefusal = (error: unknown): GraphQLError => {
-    if (error instanceof RateLimitedError) return withoutHttp(rateLimited(error.retryAfterSeconds));
+    if (error instanceof RateLimitedError) return withoutHttp(toGraphQLError(error));
     if (error instanceof DomainException && error.code === 'UNAUTHENTICATED') return unauthenticated(error);
     if (error instanceof GraphQLError && !error.originalError) return error;
     return new GraphQLError('', { originalError: error instanceof Error ? error : new Error(String(error)) });
@@ -249,7 +250,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
             document = parse(payload.query, { maxTokens: MAX_QUERY_TOKENS });
           } catch (error) {
             const message = error instanceof GraphQLError ? error.message : 'The query is not valid GraphQL';
-            return formatted([new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })]);
+            return formatted([toGraphQLError(badInput(message, { reason: 'GRAPHQL_PARSE_FAILED' }))]);
           }
           // Over WebSocket every operation must fit the limit before it runs (no CostMeter).
           checkQueryCost(schema, document, payload.operationName, payload.variables ?? {}, { metered: false });
@@ -427,7 +428,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         await limits?.admitKey(principal.keyId);
         res.locals['keyId'] = principal.keyId;
       } catch (error) {
-        if (error instanceof RateLimitedError) throw rateLimited(error.retryAfterSeconds);
+        if (error instanceof RateLimitedError) throw toGraphQLError(error);
         if (error instanceof DomainException) throw unauthenticated(error);
         throw error;
       }
@@ -454,9 +455,10 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       const timer = setTimeout(() => {
         // A write that claimed its commit first answers itself, a little late.
         if (!deadline.expire() || res.headersSent) return;
-        const error = deadlineExceeded(deadlineMs);
-        res.status(503).setHeader('retry-after', '1');
-        res.json({ errors: [{ message: error.message, extensions: error.extensions }] });
+        const error = deadlinePassed(deadlineMs);
+        const answer = apiErrorOf(error);
+        for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+        res.status(answer.status).json({ errors: [{ message: error.message, extensions: answer.extensions }] });
       }, deadlineMs);
       timer.unref();
       res.on('close', () => clearTimeout(timer));

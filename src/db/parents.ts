@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { notFound } from '../graphql/errors';
+import { notFound } from '../domain/errors';
 
 /**
  * NOT_FOUND (Project) unless the project exists, with a share lock held until the caller's

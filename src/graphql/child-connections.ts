@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { EntityTarget, ObjectLiteral } from 'typeorm';
 import { canSee } from '../modules/api-key/principal';
-import { cursorFor, pageSize, type ConnectionShape } from './connection';
+import { cursorFor, pageSize, type ConnectionShape } from '../db/pagination';
 import type { LoaderFactory } from './loader-registry';
 
 export interface FirstPageKey {

@@ -1,59 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { AnalyticsError } from '../analytics/errors';
+import { apiErrorOf, domainExceptionOf, type DomainException } from '../domain/errors';
 import { loggableError } from '../logger';
 
-/** The fixed set of request-level error codes (DESIGN.md "API conventions"). */
-export type ErrorCode =
-  | 'BAD_USER_INPUT'
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'RATE_LIMITED'
-  | 'INTERNAL_SERVER_ERROR';
-
-/** Thrown by services; turned into a GraphQL error with `extensions.code` in one place. */
-export class DomainException extends Error {
-  constructor(
-    readonly code: Exclude<ErrorCode, 'INTERNAL_SERVER_ERROR'>,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = 'DomainException';
-  }
-}
-
-export const badInput = (message: string, details?: Record<string, unknown>) =>
-  new DomainException('BAD_USER_INPUT', message, details);
-export const notFound = (what: string) => new DomainException('NOT_FOUND', `${what} not found`);
-export const forbidden = (message: string) => new DomainException('FORBIDDEN', message);
-export const conflict = (message: string, details?: Record<string, unknown>) =>
-  new DomainException('CONFLICT', message, details);
-
-function httpStatusOf(code: ErrorCode): number {
-  switch (code) {
-    case 'BAD_USER_INPUT':
-      return 400;
-    case 'UNAUTHENTICATED':
-      return 401;
-    case 'FORBIDDEN':
-      return 403;
-    case 'NOT_FOUND':
-      return 404;
-    case 'CONFLICT':
-      return 409;
-    case 'RATE_LIMITED':
-      return 429;
-    case 'INTERNAL_SERVER_ERROR':
-      return 500;
-  }
-}
-
+/** A domain exception as the GraphQL error Apollo answers: the mapped code, status and headers. */
 export function toGraphQLError(exception: DomainException): GraphQLError {
+  const answer = apiErrorOf(exception);
+  const headers = Object.entries(answer.headers);
   return new GraphQLError(exception.message, {
-    extensions: { code: exception.code, ...(exception.details ?? {}), http: { status: httpStatusOf(exception.code) } },
+    extensions: {
+      ...answer.extensions,
+      // Apollo takes the status and a Map of headers from here (graphql-yoga's typing says a record).
+      http: { status: answer.status, ...(headers.length > 0 ? { headers: new Map(headers) as unknown as Record<string, string> } : {}) },
+    },
   });
 }
 
@@ -81,11 +40,9 @@ const CALLER_FAULT_CODES = new Set<string>([
 export function createErrorFormatter(log: (correlationId: string, error: unknown) => void) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
-    if (original instanceof DomainException) {
-      return { ...formatted, extensions: { ...toGraphQLError(original).extensions, http: undefined } };
-    }
-    if (original instanceof AnalyticsError) {
-      return { ...formatted, message: original.message, extensions: { code: 'BAD_USER_INPUT', reason: original.code } };
+    const refusal = domainExceptionOf(original);
+    if (refusal) {
+      return { ...formatted, message: refusal.message, extensions: apiErrorOf(refusal).extensions };
     }
     const code = formatted.extensions?.code;
     if (typeof code === 'string' && PASS_THROUGH_CODES.has(code)) {

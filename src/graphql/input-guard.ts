@@ -13,7 +13,7 @@ import { PromptExample } from '../modules/prompt/prompt.entity';
 import { CreatePromptInput } from '../modules/prompt/prompt.input';
 import { ImportPredictionsInput } from '../modules/run/run.input';
 import { CreateUseCaseInput, UpdateUseCaseInput, VariableInput } from '../modules/use-case/use-case.input';
-import { badInput } from './errors';
+import { badInput } from '../domain/errors';
 
 type InputClass = abstract new (...args: never[]) => object;
 

@@ -24,7 +24,9 @@ import {
   TypeMetaFieldDef,
   TypeNameMetaFieldDef,
 } from 'graphql';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './connection';
+import { badInput } from '../domain/errors';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../db/pagination';
+import { toGraphQLError } from './errors';
 
 /**
  * Fields that compute statistics: each costs as much as loading this many objects per 1000
@@ -370,23 +372,21 @@ export function planQueryCost(
 }
 
 function tooCostly(cost: number): GraphQLError {
-  return new GraphQLError(
-    `The query may load about ${Math.round(cost)} objects; at most ${MAX_QUERY_COST} are answered in one request: ask for smaller pages (first) or page with after`,
-    { extensions: { code: 'BAD_USER_INPUT', cost: Math.round(cost), maxCost: MAX_QUERY_COST, http: { status: 400 } } },
+  return toGraphQLError(
+    badInput(
+      `The query may load about ${Math.round(cost)} objects; at most ${MAX_QUERY_COST} are answered in one request: ask for smaller pages (first) or page with after`,
+      { cost: Math.round(cost), maxCost: MAX_QUERY_COST },
+    ),
   );
 }
 
 /** BAD_USER_INPUT when a request is deeper or has more aliases than the server answers. */
 function checkShape(plan: QueryCostPlan): void {
   if (plan.depth > MAX_QUERY_DEPTH) {
-    throw new GraphQLError(`The query is ${plan.depth} levels deep; at most ${MAX_QUERY_DEPTH} are answered`, {
-      extensions: { code: 'BAD_USER_INPUT', depth: plan.depth, maxDepth: MAX_QUERY_DEPTH, http: { status: 400 } },
-    });
+    throw toGraphQLError(badInput(`The query is ${plan.depth} levels deep; at most ${MAX_QUERY_DEPTH} are answered`, { depth: plan.depth, maxDepth: MAX_QUERY_DEPTH }));
   }
   if (plan.aliases > MAX_QUERY_ALIASES) {
-    throw new GraphQLError(`The query has ${plan.aliases} aliases; at most ${MAX_QUERY_ALIASES} are answered`, {
-      extensions: { code: 'BAD_USER_INPUT', aliases: plan.aliases, maxAliases: MAX_QUERY_ALIASES, http: { status: 400 } },
-    });
+    throw toGraphQLError(badInput(`The query has ${plan.aliases} aliases; at most ${MAX_QUERY_ALIASES} are answered`, { aliases: plan.aliases, maxAliases: MAX_QUERY_ALIASES }));
   }
 }
 

@@ -1,6 +1,6 @@
-import { GraphQLError } from 'graphql';
 import { RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { DataSource } from 'typeorm';
+import { RateLimitedError } from '../domain/errors';
 
 /** Requests per minute; 0 switches a limit off. */
 export interface RateLimitSettings {
@@ -14,24 +14,6 @@ export interface RateLimitSettings {
 
 /** The table the limiters share (migration 1764520000000-rate-limits). */
 export const RATE_LIMIT_TABLE = 'rate_limits';
-
-export function rateLimited(retryAfterSeconds: number): GraphQLError {
-  return new GraphQLError(`Too many requests: try again in ${retryAfterSeconds} s`, {
-    extensions: {
-      code: 'RATE_LIMITED',
-      retryAfterSeconds,
-      // Apollo takes the status and a Map of headers from here (graphql-yoga's typing says a record).
-      http: { status: 429, headers: new Map([['retry-after', String(retryAfterSeconds)]]) as unknown as Record<string, string> },
-    },
-  });
-}
-
-export class RateLimitedError extends Error {
-  constructor(readonly retryAfterSeconds: number) {
-    super(`Too many requests: try again in ${retryAfterSeconds} s`);
-    this.name = 'RateLimitedError';
-  }
-}
 
 /** A lease takes at most this share of what is left of a window, and at most LEASE_MAX points. */
 const LEASE_SHARE = 16;

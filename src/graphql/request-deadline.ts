@@ -1,20 +1,20 @@
 import type { EntityManager } from 'typeorm';
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import { DEFAULT_WAITED_LIMITS, type WaitedLimits, type WorkControl } from '../db/work-control';
-import { DomainException } from './errors';
+import { DomainException } from '../domain/errors';
+import { toGraphQLError } from './errors';
 
 /** BAD_USER_INPUT with reason DEADLINE_EXCEEDED, HTTP 503: the request took longer than the server gives one. */
 export function deadlineExceeded(deadlineMs: number): GraphQLError {
-  const passed = deadlinePassed(deadlineMs);
-  return new GraphQLError(passed.message, { extensions: { code: passed.code, ...passed.details } });
+  return toGraphQLError(deadlinePassed(deadlineMs));
 }
 
 /** The same error as a domain exception: what the request's writes throw once its deadline passed. */
 export function deadlinePassed(deadlineMs: number): DomainException {
   return new DomainException(
-    'BAD_USER_INPUT',
+    'DEADLINE_EXCEEDED',
     `The request did not finish within ${Math.round(deadlineMs / 1000)} s: ask for less (smaller pages, fewer statistics) or try again`,
-    { reason: 'DEADLINE_EXCEEDED', deadlineMs },
+    { deadlineMs },
   );
 }
 

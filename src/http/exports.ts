@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import { stringify } from 'csv-stringify/sync';
 import type { Express, Request, Response } from 'express';
-import { badInput, notFound } from '../graphql/errors';
-import { decodeId, toGlobalId } from '../graphql/node';
+import { badInput, notFound } from '../domain/errors';
+import { decodeId, toGlobalId } from '../domain/global-id';
 import { loggableError } from '../logger';
 import type { Principal } from '../modules/api-key/principal';
 import type { ReadCategory } from '../modules/audit/audit.service';

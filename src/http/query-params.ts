@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { badInput } from '../graphql/errors';
+import { badInput } from '../domain/errors';
 import { ScoringMode, type StatsOptions } from '../modules/scoring/stats.types';
 
 /** The StatsOptions fields a route takes as query parameters, with the same names and defaults as GraphQL. */

@@ -1,21 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import { AnalyticsError } from '../analytics/errors';
-import { DomainException, type ErrorCode } from '../graphql/errors';
-import { RateLimitedError, type RateLimits } from '../graphql/rate-limits';
+import { apiErrorOf, DomainException, domainExceptionOf } from '../domain/errors';
+import type { RateLimits } from '../graphql/rate-limits';
 import { loggableError, type Logger } from '../logger';
 import type { Principal } from '../modules/api-key/principal';
 import type { Services } from '../services';
-
-const STATUS: Record<ErrorCode, number> = {
-  BAD_USER_INPUT: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  RATE_LIMITED: 429,
-  INTERNAL_SERVER_ERROR: 500,
-};
 
 /** What the routes outside /graphql need: the key check and rate limits of GraphQL, and a log. */
 export interface RouteDependencies {
@@ -25,33 +14,32 @@ export interface RouteDependencies {
 }
 
 /** An answer in the API's error shape: `{ errors: [{ message, extensions: { code, … } }] }`. */
-export function sendError(res: Response, code: ErrorCode, message: string, extensions: Record<string, unknown> = {}): void {
+function sendError(res: Response, status: number, headers: Record<string, string>, message: string, extensions: Record<string, unknown>): void {
   if (res.headersSent) {
     // A stream already under way cannot change its status: it is cut short instead.
     res.destroy();
     return;
   }
-  res.status(STATUS[code]).setHeader('Cache-Control', 'no-store');
-  res.json({ errors: [{ message, extensions: { code, ...extensions } }] });
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.status(status).setHeader('Cache-Control', 'no-store');
+  res.json({ errors: [{ message, extensions }] });
 }
 
 /**
- * Turns what a route threw into the error contract of GraphQL: domain exceptions keep their
- * code and message (messages never carry request text), statistics refusals are
- * BAD_USER_INPUT, anything else is masked behind a correlation id that only the log carries.
+ * Turns what a route threw into the error contract of GraphQL: domain exceptions (and the
+ * refusals of our layers that stand for one) answer as the mapping says, with their message
+ * (messages never carry request text); anything else is masked behind a correlation id that
+ * only the log carries.
  */
 export function sendFailure(res: Response, logger: Logger, error: unknown): void {
-  if (error instanceof RateLimitedError) {
-    if (!res.headersSent) res.setHeader('Retry-After', String(error.retryAfterSeconds));
-    sendError(res, 'RATE_LIMITED', error.message, { retryAfterSeconds: error.retryAfterSeconds });
-  } else if (error instanceof DomainException) {
-    sendError(res, error.code, error.message, error.details ?? {});
-  } else if (error instanceof AnalyticsError) {
-    sendError(res, 'BAD_USER_INPUT', error.message, { reason: error.code });
+  const refusal = domainExceptionOf(error);
+  if (refusal) {
+    const answer = apiErrorOf(refusal);
+    sendError(res, answer.status, answer.headers, refusal.message, answer.extensions);
   } else {
     const correlationId = randomUUID();
     logger.error({ correlationId, err: loggableError(error) }, 'unexpected error');
-    sendError(res, 'INTERNAL_SERVER_ERROR', `Internal server error (correlation id ${correlationId})`, { correlationId });
+    sendError(res, 500, {}, `Internal server error (correlation id ${correlationId})`, { code: 'INTERNAL_SERVER_ERROR', correlationId });
   }
 }
 

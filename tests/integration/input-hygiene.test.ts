@@ -1,4 +1,4 @@
-import { listTag } from '../../src/graphql/connection';
+import { listTag } from '../../src/db/pagination';
 import type { RunExecutor } from '../../src/jobs/executor';
 import { startFakeLlm, type FakeLlm } from '../support/fake-llm/fake-llm-server';
 import {

@@ -1,4 +1,5 @@
-import { RateLimitedError, RateLimits } from '../../src/graphql/rate-limits';
+import { RateLimitedError } from '../../src/domain/errors';
+import { RateLimits } from '../../src/graphql/rate-limits';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 describe('rate limits taken in leases from PostgreSQL', () => {

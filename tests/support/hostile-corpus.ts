@@ -23,7 +23,7 @@ import {
   type GraphQLOutputType,
   type GraphQLSchema,
 } from 'graphql';
-import { listTag } from '../../src/graphql/connection';
+import { listTag } from '../../src/db/pagination';
 import { NODE_TYPES, type NodeType } from '../../src/graphql/node';
 import { globalId } from './graphql-fixtures';
 

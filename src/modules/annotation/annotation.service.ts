@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { checkpoint, controlledTransaction, type WorkControl } from '../../db/work-control';
 import { normaliseValue } from '../../analytics/normalise';
-import { badInput } from '../../graphql/errors';
+import { badInput } from '../../domain/errors';
 import { Role } from '../api-key/api-key.entity';
 import type { Principal } from '../api-key/principal';
 import type { Dataset } from '../dataset/dataset.entity';

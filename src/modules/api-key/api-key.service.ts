@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { IsNull } from 'typeorm';
-import { DomainException, badInput, notFound } from '../../graphql/errors';
+import { DomainException, badInput, notFound } from '../../domain/errors';
 import { Project } from '../project/project.entity';
 import { ApiKey, Role } from './api-key.entity';
 import { canSee, requireRole, requireServerAdmin, type Principal } from './principal';

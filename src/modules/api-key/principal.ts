@@ -1,4 +1,4 @@
-import { forbidden, notFound } from '../../graphql/errors';
+import { forbidden, notFound } from '../../domain/errors';
 import { Role } from './api-key.entity';
 
 /** Who is calling: the API key behind the request. */

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { paginate, type PageArgs } from '../../graphql/connection';
+import { paginate, type PageRequest } from '../../db/pagination';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import { AuditEvent, AuditKind, AuditOutcome } from './audit-event.entity';
@@ -78,7 +78,7 @@ export class AuditService {
   }
 
   /** A project's audit log, oldest first; project ADMINs and server admins only. */
-  list(principal: Principal, projectId: string, args: PageArgs & { kind?: AuditKind | null }) {
+  list(principal: Principal, projectId: string, args: PageRequest & { kind?: AuditKind | null }) {
     requireRole(principal, projectId, Role.ADMIN, 'Project');
     const query = this.dataSource.getRepository(AuditEvent).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
     if (args.kind) query.andWhere('e.kind = :kind', { kind: args.kind });

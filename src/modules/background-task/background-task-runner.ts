@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { WorkControl } from '../../db/work-control';
-import { DomainException } from '../../graphql/errors';
+import { apiErrorOf, DomainException } from '../../domain/errors';
 import type { PgEventBus } from '../../graphql/pubsub';
 import { loggableError, type Logger } from '../../logger';
 import type { DatasetService } from '../dataset/dataset.service';
@@ -183,7 +183,7 @@ export class BackgroundTaskRunner {
       // Another worker holds the task now; its attempt decides.
       if (signal.aborted) return;
       if (error instanceof DomainException) {
-        await tasks.fail(task.id, this.worker, { code: error.code, message: error.message, details: error.details ?? null });
+        await tasks.fail(task.id, this.worker, { code: apiErrorOf(error).code, message: error.message, details: error.details ?? null });
         return;
       }
       const correlationId = randomUUID();

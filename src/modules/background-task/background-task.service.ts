@@ -6,7 +6,7 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import { controlledTransaction, type WorkControl } from '../../db/work-control';
-import { badInput, conflict, notFound } from '../../graphql/errors';
+import { badInput, conflict, notFound } from '../../domain/errors';
 import type { PgEventBus } from '../../graphql/pubsub';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';

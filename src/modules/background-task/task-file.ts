@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { badInput } from '../../graphql/errors';
+import { badInput } from '../../domain/errors';
 import { InlineFile } from '../imports/inline-file';
 import { isTruncated, type ImportSource } from '../imports/upload';
 

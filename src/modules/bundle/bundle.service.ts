@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryFailedError, type DataSource, type EntityManager } from 'typeorm';
-import { badInput, notFound } from '../../graphql/errors';
+import { badInput, notFound } from '../../domain/errors';
 import { Role } from '../api-key/api-key.entity';
 import type { ApiKeyService, IssuedKey } from '../api-key/api-key.service';
 import { requireRole, requireServerAdmin, type Principal } from '../api-key/principal';

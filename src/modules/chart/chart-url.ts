@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { badInput } from '../../graphql/errors';
+import { badInput } from '../../domain/errors';
 
 /** How long a signed chart URL works. */
 export const CHART_URL_TTL_SECONDS = 15 * 60;

@@ -16,7 +16,7 @@ import {
   type RankingData,
   type ThroughputData,
 } from '../../charts/specs';
-import { badInput, DomainException, notFound } from '../../graphql/errors';
+import { badInput, DomainException, notFound } from '../../domain/errors';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import type { DatasetService } from '../dataset/dataset.service';

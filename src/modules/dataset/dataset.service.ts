@@ -1,8 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { checkpoint, controlledTransaction, type WorkControl } from '../../db/work-control';
-import type { PageArgs } from '../../graphql/connection';
-import { paginate } from '../../graphql/connection';
-import { badInput, conflict, notFound } from '../../graphql/errors';
+import { paginate, type PageRequest } from '../../db/pagination';
+import { badInput, conflict, notFound } from '../../domain/errors';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import type { RowError } from '../imports/import-errors';
@@ -28,12 +27,12 @@ export class DatasetService {
     return dataset;
   }
 
-  list(useCaseId: string, args: PageArgs) {
+  list(useCaseId: string, args: PageRequest) {
     const query = this.dataSource.getRepository(Dataset).createQueryBuilder('e').where('e.use_case_id = :useCaseId', { useCaseId });
     return paginate(query, args, { column: 'e.created_at', scope: useCaseId, value: (d) => d.createdAt });
   }
 
-  reports(datasetId: string, args: PageArgs) {
+  reports(datasetId: string, args: PageRequest) {
     const query = this.dataSource.getRepository(Report).createQueryBuilder('e').where('e.dataset_id = :datasetId', { datasetId });
     return paginate(query, args, { column: 'e.ordinal', kind: 'integer', scope: datasetId, value: (r) => r.ordinal });
   }

@@ -3,7 +3,7 @@ import { createChatClient } from '../../llm/chat-client';
 import { createEmbeddingClient } from '../../llm/embedding-client';
 import type { EgressPolicy } from '../../llm/egress';
 import { SecretBoxError, type SecretBox } from '../../llm/secret-box';
-import { badInput } from '../../graphql/errors';
+import { badInput } from '../../domain/errors';
 import { MAX_ENDPOINT_TIMEOUT_MS, type ChatFn } from '../../llm/types';
 import type { Endpoint } from './endpoint.entity';
 

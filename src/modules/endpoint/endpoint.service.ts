@@ -1,10 +1,9 @@
 import { In, IsNull, type DataSource, type Repository } from 'typeorm';
 import type { Embedder } from '../../analytics/embedding/embedder';
 import { sizeClass as sizeClassOf } from '../../analytics/groups';
-import type { PageArgs } from '../../graphql/connection';
-import { paginate } from '../../graphql/connection';
+import { paginate, type PageRequest } from '../../db/pagination';
 import { lockProject } from '../../db/parents';
-import { badInput, conflict, notFound } from '../../graphql/errors';
+import { badInput, conflict, notFound } from '../../domain/errors';
 import { redact } from '../../jobs/failure';
 import { EGRESS_REFUSALS, portOf } from '../../llm/egress';
 import { measureHealth, probeJsonSchema, probeThinkingToggle, type CapabilityProbe, type DiscoveredModel } from '../../llm/probe';
@@ -100,12 +99,12 @@ export class EndpointService {
     return hasRole(principal, endpoint.projectId, Role.EDITOR) ? endpoint.capabilities : {};
   }
 
-  list(projectId: string, args: PageArgs) {
+  list(projectId: string, args: PageRequest) {
     const query = this.dataSource.getRepository(Endpoint).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
     return paginate(query, args, { column: 'e.created_at', scope: projectId, value: (e) => e.createdAt });
   }
 
-  listModels(projectId: string, args: PageArgs) {
+  listModels(projectId: string, args: PageRequest) {
     const query = this.dataSource.getRepository(Model).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
     return paginate(query, args, { column: 'e.created_at', scope: projectId, value: (m) => m.createdAt });
   }

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
-import { notFound } from '../../graphql/errors';
-import { toGlobalId } from '../../graphql/node';
+import { notFound } from '../../domain/errors';
+import { toGlobalId } from '../../domain/global-id';
 import { Role } from '../api-key/api-key.entity';
 import type { Principal } from '../api-key/principal';
 import type { DatasetService } from '../dataset/dataset.service';

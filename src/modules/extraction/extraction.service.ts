@@ -8,12 +8,12 @@ import { ExecutorAbort } from '../../jobs/failure';
 import { predictionOutcome, type PredictionOutcome } from '../../jobs/prediction-outcome';
 import { insertPredictions, type PredictionRow, type RowKey } from '../../jobs/prediction-writer';
 import { finishedRunStatusSql } from '../../jobs/run-status';
-import { decodeId } from '../../graphql/node';
+import { decodeId } from '../../domain/global-id';
 import { Dataset } from '../dataset/dataset.entity';
 import { containsNul, nameProblem } from '../imports/text-checks';
 import { PromptStrategy, Run, RunSource, RunStatus } from '../run/run.entity';
 import type { ExtractionVariable, PromptExample as EnginePromptExample, PromptParts } from '../../extraction/types';
-import { badInput, conflict, notFound } from '../../graphql/errors';
+import { badInput, conflict, fromExtractionError, notFound } from '../../domain/errors';
 import { LlmError } from '../../llm/llm-error';
 import { Role } from '../api-key/api-key.entity';
 import { canSee, requireRole, type Principal } from '../api-key/principal';
@@ -186,7 +186,7 @@ export class ExtractionService {
     } catch (error) {
       if (!(error instanceof ExtractionError)) throw error;
       // A setting out of range names its field; examples that do not exist say why too.
-      throw badInput(error.message, error.code === 'BAD_INPUT' ? { field: error.field } : { reason: error.code, field: error.field });
+      throw fromExtractionError(error);
     }
   }
 
@@ -210,7 +210,7 @@ export class ExtractionService {
       // Refused whether or not it is stored: the answer is the same either way.
       outcome = predictionOutcome(UNSTORED, { result }, outcomeSettings);
     } catch (error) {
-      if (error instanceof ExtractionError && error.code !== 'ALL_CALLS_FAILED') throw badInput(error.message, { reason: error.code });
+      if (error instanceof ExtractionError && error.code !== 'ALL_CALLS_FAILED') throw fromExtractionError(error);
       const reason = deadline.aborted ? new ExecutorAbort('DEADLINE') : error;
       const cause = reason instanceof ExtractionError ? (reason.cause ?? reason) : reason;
       if (!(cause instanceof LlmError) && !(cause instanceof ExtractionError) && !(cause instanceof ExecutorAbort)) throw error;
@@ -318,7 +318,7 @@ export class ExtractionService {
     try {
       imported = importFrameworkConfig(input.promptYaml, input.modelYaml ?? null);
     } catch (error) {
-      if (error instanceof ExtractionError) throw badInput(error.message, { reason: error.code, field: error.field ?? 'promptYaml' });
+      if (error instanceof ExtractionError) throw fromExtractionError(error, 'promptYaml');
       throw error;
     }
     const variables: VariableInput[] = imported.variables.map((v) => ({

@@ -1,5 +1,5 @@
 import { registerEnumType } from 'type-graphql';
-import { badInput, type DomainException } from '../../graphql/errors';
+import { badInput, type DomainException } from '../../domain/errors';
 import { ImportError, type RowError } from './import-errors';
 
 export enum ImportFormat {

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { graphqlUploadExpress, GraphQLUpload, Upload, type FileUpload } from 'graphql-upload-minimal';
-import { badInput } from '../../graphql/errors';
+import { badInput } from '../../domain/errors';
 import { InlineFile, type InlineFiles } from './inline-file';
 
 export { GraphQLUpload, type FileUpload };

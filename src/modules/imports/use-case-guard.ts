@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { conflict, notFound } from '../../graphql/errors';
+import { conflict, notFound } from '../../domain/errors';
 
 /** What an import normalised its values against, read before its transaction. */
 export interface UseCaseSnapshot {

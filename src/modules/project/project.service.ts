@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
-import type { PageArgs } from '../../graphql/connection';
-import { paginate } from '../../graphql/connection';
-import { badInput } from '../../graphql/errors';
+import { paginate, type PageRequest } from '../../db/pagination';
+import { badInput } from '../../domain/errors';
 import { Role } from '../api-key/api-key.entity';
 import type { ApiKeyService, IssuedKey } from '../api-key/api-key.service';
 import { requireServerAdmin, type Principal } from '../api-key/principal';
@@ -30,7 +29,7 @@ export class ProjectService {
     });
   }
 
-  list(principal: Principal, args: PageArgs) {
+  list(principal: Principal, args: PageRequest) {
     const query = this.dataSource.getRepository(Project).createQueryBuilder('e');
     if (!principal.serverAdmin) query.where('e.id = :id', { id: principal.projectId });
     return paginate(query, args, { column: 'e.created_at', scope: 'projects', value: (p) => p.createdAt });

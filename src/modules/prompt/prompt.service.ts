@@ -1,8 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { MAX_PROMPT_EXAMPLES } from '../../extraction/limits';
-import type { PageArgs } from '../../graphql/connection';
-import { paginate } from '../../graphql/connection';
-import { badInput } from '../../graphql/errors';
+import { paginate, type PageRequest } from '../../db/pagination';
+import { badInput } from '../../domain/errors';
 import { Role } from '../api-key/api-key.entity';
 import type { Principal } from '../api-key/principal';
 import type { UseCaseService } from '../use-case/use-case.service';
@@ -16,7 +15,7 @@ export class PromptService {
     private readonly useCases: UseCaseService,
   ) {}
 
-  list(useCaseId: string, args: PageArgs) {
+  list(useCaseId: string, args: PageRequest) {
     const query = this.dataSource.getRepository(Prompt).createQueryBuilder('e').where('e.use_case_id = :useCaseId', { useCaseId });
     return paginate(query, args, { column: 'e.created_at', scope: useCaseId, value: (p) => p.createdAt });
   }

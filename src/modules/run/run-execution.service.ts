@@ -8,7 +8,7 @@ import { checkpoint, controlledTransaction, type WorkControl } from '../../db/wo
 import type { RunEventPublisher } from '../../jobs/events';
 import type { JobQueue } from '../../jobs/queue';
 import { finishedRunStatusSql } from '../../jobs/run-status';
-import { badInput, conflict, notFound } from '../../graphql/errors';
+import { badInput, conflict, notFound } from '../../domain/errors';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Dataset } from '../dataset/dataset.entity';

@@ -2,9 +2,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { checkpoint, controlledTransaction, type WorkControl } from '../../db/work-control';
 import type { NormalisedCell } from '../../analytics/types';
 import { parseOutput } from '../../extraction/output-parser';
-import type { PageArgs } from '../../graphql/connection';
-import { paginate } from '../../graphql/connection';
-import { badInput, notFound } from '../../graphql/errors';
+import { paginate, type PageRequest } from '../../db/pagination';
+import { badInput, notFound } from '../../domain/errors';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import type { DatasetService } from '../dataset/dataset.service';
@@ -78,7 +77,7 @@ export class RunService {
     return run;
   }
 
-  list(useCaseId: string, args: PageArgs, filter: { datasetId?: string; modelId?: string } & Omit<RunFilter, 'datasetId' | 'modelId'>) {
+  list(useCaseId: string, args: PageRequest, filter: { datasetId?: string; modelId?: string } & Omit<RunFilter, 'datasetId' | 'modelId'>) {
     const query = this.dataSource.getRepository(Run).createQueryBuilder('e').where('e.use_case_id = :useCaseId', { useCaseId });
     if (filter.datasetId) query.andWhere('e.dataset_id = :datasetId', { datasetId: filter.datasetId });
     if (filter.modelId) query.andWhere('e.model_id = :modelId', { modelId: filter.modelId });
@@ -88,12 +87,12 @@ export class RunService {
     return paginate(query, args, { column: 'e.created_at', scope: useCaseId, value: (r) => r.createdAt });
   }
 
-  listExperiments(projectId: string, args: PageArgs) {
+  listExperiments(projectId: string, args: PageRequest) {
     const query = this.dataSource.getRepository(Experiment).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
     return paginate(query, args, { column: 'e.created_at', scope: projectId, value: (x) => x.createdAt });
   }
 
-  predictions(runId: string, args: PageArgs, filter: PredictionFilter | null | undefined) {
+  predictions(runId: string, args: PageRequest, filter: PredictionFilter | null | undefined) {
     const query = this.dataSource
       .getRepository(Prediction)
       .createQueryBuilder('e')
@@ -106,7 +105,7 @@ export class RunService {
     return paginate(query, args, { column: 'e.report_ordinal', kind: 'integer', scope: runId, value: (p) => p.reportOrdinal });
   }
 
-  listByExperiment(experimentId: string, args: PageArgs) {
+  listByExperiment(experimentId: string, args: PageRequest) {
     const query = this.dataSource.getRepository(Run).createQueryBuilder('e').where('e.experiment_id = :experimentId', { experimentId });
     return paginate(query, args, { column: 'e.created_at', scope: experimentId, value: (r) => r.createdAt });
   }

@@ -1,6 +1,6 @@
 import { interRaterAgreement } from '../../analytics/agreement';
 import { bootstrapMultiplicities } from '../../analytics/bootstrap';
-import { badInput, notFound } from '../../graphql/errors';
+import { badInput, notFound } from '../../domain/errors';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Role } from '../api-key/api-key.entity';
 import type { ScoringGrids } from './scoring-grids';

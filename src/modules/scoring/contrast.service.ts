@@ -1,7 +1,7 @@
 import { In } from 'typeorm';
 import { accuracyContrast, type ContrastEstimate as AnalyticsContrastEstimate } from '../../analytics/contrasts';
-import { badInput, notFound } from '../../graphql/errors';
-import { decodeId } from '../../graphql/node';
+import { badInput, notFound } from '../../domain/errors';
+import { decodeId } from '../../domain/global-id';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Role } from '../api-key/api-key.entity';
 import type { ScoringGrids } from './scoring-grids';

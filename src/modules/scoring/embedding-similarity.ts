@@ -4,7 +4,7 @@ import type { Embedder, EmbedderId, SimilarityLookup } from '../../analytics/emb
 import { similarityFromEmbeddings } from '../../analytics/embedding/embedder';
 import { lexicalEmbedderId, lexicalSimilarity } from '../../analytics/embedding/lexical';
 import { cellOf, type RecordCell } from '../../analytics/normalise';
-import { badInput } from '../../graphql/errors';
+import { badInput } from '../../domain/errors';
 import { LlmError } from '../../llm/llm-error';
 import type { Principal } from '../api-key/principal';
 import type { DatasetFrame, RecordRow, RunCells } from './scoring-data';

@@ -1,6 +1,6 @@
 import type { BootstrapGridResult } from '../../analytics/bootstrap';
 import { bestRunPerModel } from '../../analytics/rank-intervals';
-import { badInput } from '../../graphql/errors';
+import { badInput } from '../../domain/errors';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Role } from '../api-key/api-key.entity';
 import type { ResolvedStatsOptions } from './stats-options';

@@ -3,7 +3,7 @@ import { itemScores } from '../../analytics/metrics';
 import type { RecordCell } from '../../analytics/normalise';
 import type { InvalidCategory, NormalisedCell, VariableSpec } from '../../analytics/types';
 import { sizeClass } from '../../analytics/groups';
-import { badInput } from '../../graphql/errors';
+import { badInput } from '../../domain/errors';
 import type { Model } from '../endpoint/model.entity';
 import type { Run } from '../run/run.entity';
 import type { ReasoningMode, RunSelector, StratumInput } from './comparison.types';

@@ -1,7 +1,7 @@
 import { gridPairedDifference } from '../../analytics/bootstrap';
 import { primaryMetric as primaryMetricOf } from '../../analytics/metrics';
 import { benjaminiHochberg } from '../../analytics/multiple-testing';
-import { badInput, notFound } from '../../graphql/errors';
+import { badInput, notFound } from '../../domain/errors';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Role } from '../api-key/api-key.entity';
 import type { ScoringGrids } from './scoring-grids';

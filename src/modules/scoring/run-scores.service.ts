@@ -1,6 +1,6 @@
 import { scoreVariable } from '../../analytics/metrics';
 import type { NormalisedCell } from '../../analytics/types';
-import { badInput } from '../../graphql/errors';
+import { badInput } from '../../domain/errors';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Role } from '../api-key/api-key.entity';
 import type { ResolvedStatsOptions } from './stats-options';

@@ -8,7 +8,7 @@ import { Annotator } from '../annotation/annotator.entity';
 import { Dataset } from '../dataset/dataset.entity';
 import { Model } from '../endpoint/model.entity';
 import { Run } from '../run/run.entity';
-import { badInput, notFound } from '../../graphql/errors';
+import { badInput, notFound } from '../../domain/errors';
 import { UseCase } from '../use-case/use-case.entity';
 import { toSpec } from '../use-case/variable-spec';
 import { Variable } from '../use-case/variable.entity';

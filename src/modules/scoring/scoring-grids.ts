@@ -6,7 +6,7 @@ import { lexicalSimilarity } from '../../analytics/embedding/lexical';
 import { codeCells, decodeCells, gridItemScores, gridVariable, RunItemScorer } from '../../analytics/grid-input';
 import { cellOf, type RecordCell } from '../../analytics/normalise';
 import { bestRunPerModel } from '../../analytics/rank-intervals';
-import { badInput, notFound } from '../../graphql/errors';
+import { badInput, notFound } from '../../domain/errors';
 import type { Principal } from '../api-key/principal';
 import type { Annotator } from '../annotation/annotator.entity';
 import { Dataset } from '../dataset/dataset.entity';

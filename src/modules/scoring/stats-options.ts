@@ -1,5 +1,5 @@
-import { badInput } from '../../graphql/errors';
-import { decodeId } from '../../graphql/node';
+import { badInput } from '../../domain/errors';
+import { decodeId } from '../../domain/global-id';
 import { ScoringMode, type StatsOptions } from './stats.types';
 
 /** StatsOptions with their defaults filled in and ids decoded: part of every statistic's cache key. */

@@ -1,7 +1,7 @@
 import { itemScores, perReportScores } from '../../analytics/metrics';
 import { partitionVariance } from '../../analytics/mixed-model';
 import type { NormalisedCell } from '../../analytics/types';
-import { badInput } from '../../graphql/errors';
+import { badInput } from '../../domain/errors';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Role } from '../api-key/api-key.entity';
 import type { UseCase } from '../use-case/use-case.entity';

@@ -5,10 +5,9 @@ import { normaliseValue } from '../../analytics/normalise';
 import type { NormalisedCell, VariableSpec } from '../../analytics/types';
 import { MAX_MISSING_TOKENS, MAX_TAGS } from '../../extraction/limits';
 import { parseOutput } from '../../extraction/output-parser';
-import type { PageArgs } from '../../graphql/connection';
-import { paginate } from '../../graphql/connection';
+import { paginate, type PageRequest } from '../../db/pagination';
 import { lockProject } from '../../db/parents';
-import { badInput, conflict, notFound } from '../../graphql/errors';
+import { badInput, conflict, notFound } from '../../domain/errors';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import { Annotation, ValueStatus, type InvalidCategory } from '../annotation/annotation.entity';
@@ -69,7 +68,7 @@ export class UseCaseService {
     return useCase;
   }
 
-  list(projectId: string, args: PageArgs & { search?: string | null }) {
+  list(projectId: string, args: PageRequest & { search?: string | null }) {
     const query = this.dataSource.getRepository(UseCase).createQueryBuilder('e').where('e.project_id = :projectId', { projectId });
     if (args.search?.trim()) {
       query.andWhere("(e.name ILIKE :search ESCAPE '\\' OR e.description ILIKE :search ESCAPE '\\')", {

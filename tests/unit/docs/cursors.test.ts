@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { cursorFor } from '../../../src/graphql/connection';
+import { cursorFor } from '../../../src/db/pagination';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const FILES = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];

@@ -1,4 +1,4 @@
-import { cursorFor, decodeCursor, listTag } from '../../../src/graphql/connection';
+import { cursorFor, decodeCursor, listTag } from '../../../src/db/pagination';
 
 const ID = '0b6f1c8e-3d2a-4c5b-9e7f-1a2b3c4d5e6f';
 const forge = (cursor: Record<string, unknown>) => Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');

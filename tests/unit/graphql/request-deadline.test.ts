@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { DomainException } from '../../../src/graphql/errors';
+import { DomainException } from '../../../src/domain/errors';
 import { RequestDeadline } from '../../../src/graphql/request-deadline';
 
 const manager = {} as EntityManager;
