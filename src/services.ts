@@ -20,6 +20,7 @@ import { ExtractionService } from './modules/extraction/extraction.service';
 import { ProjectService } from './modules/project/project.service';
 import { PromptService } from './modules/prompt/prompt.service';
 import { RunExecutionService } from './modules/run/run-execution.service';
+import { RunProgressService } from './modules/run/run-progress.service';
 import { RunService } from './modules/run/run.service';
 import { createScoringServices, type ScoringServices } from './modules/scoring/scoring-services';
 import { defaultStatisticsThreads } from './config';
@@ -49,6 +50,8 @@ export interface Services extends ScoringServices {
   execution: RunExecutionService;
   /** Large imports and experiments as background tasks, run by the workers. */
   tasks: BackgroundTaskService;
+  /** Counters, ETA and usage of runs and experiments, and the feeds of their subscriptions. */
+  runProgress: RunProgressService;
   /** The work-item queue of executed runs. */
   queue: JobQueue;
   /** Cross-process events (LISTEN/NOTIFY): run progress, predictions, cancellation, new work. */
@@ -112,6 +115,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
     chartUrls: new ChartUrlSigner(options.secretKey),
     execution,
     tasks: new BackgroundTaskService(dataSource, datasets, execution, bus),
+    runProgress: new RunProgressService(runs, execution),
     queue,
     bus,
     secretBox,

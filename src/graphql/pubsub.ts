@@ -8,6 +8,7 @@
  */
 import { Client, type ClientConfig, type Pool } from 'pg';
 import type { RunChange, RunEventListener, RunEventPublisher } from '../jobs/events';
+import type { RunFeed, RunFeedEvent } from '../modules/run/run-progress.service';
 
 export const EVENT_CHANNEL = 'reportql_events';
 const IDS_PER_NOTIFICATION = 150;
@@ -273,4 +274,16 @@ export function subscription<T>(
     [Symbol.asyncIterator]: () => iterator,
   };
   return iterator;
+}
+
+function isRunFeedEvent(event: BusEvent): event is RunFeedEvent & BusEvent {
+  return event.kind === 'run' || event.kind === 'predictions';
+}
+
+/** A feed of the run-progress service as a subscription over this bus. */
+export function feedSubscription<T>(bus: PgEventBus, feed: RunFeed<T>): AsyncIterableIterator<T> {
+  return subscription(bus, (e) => isRunFeedEvent(e) && feed.wakesOn(e), (events, end) => feed.load(events.filter(isRunFeedEvent), end), feed.initial, {
+    refreshMs: feed.refreshMs,
+    ...(feed.key ? { key: feed.key } : {}),
+  });
 }

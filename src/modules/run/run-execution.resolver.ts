@@ -3,9 +3,7 @@ import type { GraphQLContext } from '../../graphql/context';
 import { PageArgs } from '../../graphql/connection';
 import { decodeId } from '../../graphql/node';
 import { datasetById, useCaseById } from '../../graphql/node-loaders';
-import { subscription, type BusEvent } from '../../graphql/pubsub';
-import { TERMINAL_RUN_STATUSES } from '../../jobs/run-status';
-import { Role } from '../api-key/api-key.entity';
+import { feedSubscription } from '../../graphql/pubsub';
 import { Dataset } from '../dataset/dataset.entity';
 import { UseCase } from '../use-case/use-case.entity';
 import { Experiment } from './experiment.entity';
@@ -26,11 +24,7 @@ import {
   StartRunInput,
   StartRunPayload,
 } from './run-execution.input';
-import { runProgress } from './run-progress';
 import { RunConnection } from './run.types';
-
-/** Subscriptions reload this often without events: a missed notification or a deleted run is noticed. */
-const REFRESH_MS = 5000;
 
 interface RunIdArgs {
   runId: string;
@@ -82,17 +76,7 @@ export class RunExecutionResolver {
     description: "A run's counters, status and ETA: the current state first, then after every change, until the run is over.",
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
-      const runId = decodeId((args as RunIdArgs).runId, 'Run', 'runId');
-      await ctx.services.runs.get(ctx.principal, runId);
-      const load = async (_events: BusEvent[], end: () => void): Promise<RunProgressEvent[]> => {
-        const run = await ctx.services.runs.get(ctx.principal, runId);
-        if (TERMINAL_RUN_STATUSES.has(run.status)) end();
-        return [await runProgress(ctx.services, run)];
-      };
-      return subscription(ctx.services.bus, (e) => e.kind === 'run' && e.runId === runId, load, (end) => load([], end), {
-        refreshMs: REFRESH_MS,
-        key: (e) => JSON.stringify([e.status, e.progress.succeeded, e.progress.failed, e.progress.total, e.lastError]),
-      });
+      return feedSubscription(ctx.services.bus, await ctx.services.runProgress.runFeed(ctx.principal, decodeId((args as RunIdArgs).runId, 'Run', 'runId')));
     },
   })
   runProgress(@Root() event: RunProgressEvent, @Arg('runId', () => ID) _runId: string): RunProgressEvent {
@@ -103,19 +87,7 @@ export class RunExecutionResolver {
     description: 'Predictions of a run as they are committed, until the run is over.',
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
-      const runId = decodeId((args as RunIdArgs).runId, 'Run', 'runId');
-      const run = await ctx.services.runs.get(ctx.principal, runId);
-      if (TERMINAL_RUN_STATUSES.has(run.status)) return subscription(ctx.services.bus, () => false, async () => [], async (end) => (end(), []));
-      const load = async (events: BusEvent[], end: () => void): Promise<Prediction[]> => {
-        // The run's status travels with its own events; refreshes check it too (and that it still exists).
-        if (events.length === 0 || events.some((e) => e.kind === 'run')) {
-          const current = await ctx.services.runs.get(ctx.principal, runId);
-          if (TERMINAL_RUN_STATUSES.has(current.status)) end();
-        }
-        const ids = events.flatMap((e) => (e.kind === 'predictions' ? e.ids : []));
-        return ctx.services.runs.predictionsByIds(runId, ids);
-      };
-      return subscription(ctx.services.bus, (e) => (e.kind === 'predictions' || e.kind === 'run') && e.runId === runId, load, async () => [], { refreshMs: REFRESH_MS });
+      return feedSubscription(ctx.services.bus, await ctx.services.runProgress.predictionFeed(ctx.principal, decodeId((args as RunIdArgs).runId, 'Run', 'runId')));
     },
   })
   predictionAdded(@Root() prediction: Prediction, @Arg('runId', () => ID) _runId: string): Prediction {
@@ -127,17 +99,7 @@ export class RunExecutionResolver {
     subscribe: async ({ args, context }) => {
       const ctx = context as GraphQLContext;
       const experimentId = decodeId((args as { experimentId: string }).experimentId, 'Experiment', 'experimentId');
-      await ctx.services.execution.experiment(ctx.principal, experimentId, Role.VIEWER);
-      const load = async (_events: BusEvent[], end: () => void): Promise<ExperimentProgressEvent[]> => {
-        const experiment = await ctx.services.execution.experiment(ctx.principal, experimentId, Role.VIEWER);
-        const progress = await ctx.services.runs.experimentProgress(experiment.id);
-        if (progress.finished) end();
-        return [{ experiment, progress }];
-      };
-      return subscription(ctx.services.bus, (e) => e.kind === 'run' && e.experimentId === experimentId, load, (end) => load([], end), {
-        refreshMs: REFRESH_MS,
-        key: (e) => JSON.stringify(e.progress),
-      });
+      return feedSubscription(ctx.services.bus, await ctx.services.runProgress.experimentFeed(ctx.principal, experimentId));
     },
   })
   experimentProgress(@Root() event: ExperimentProgressEvent, @Arg('experimentId', () => ID) _experimentId: string): ExperimentProgressEvent {

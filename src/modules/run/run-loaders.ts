@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { LoaderFactory } from '../../graphql/loader-registry';
-import { RECENT_WINDOW_SECONDS } from './run-progress';
+import { RECENT_WINDOW_SECONDS, type LatencySummary, type TelemetrySummary } from './run-progress';
 
 /** Predictions committed in the last minute, per run (the ETA's pace), one query per batch. */
 export const recentPredictionsByRun: LoaderFactory<string, number> = (dataSource) =>
@@ -15,24 +15,15 @@ export const recentPredictionsByRun: LoaderFactory<string, number> = (dataSource
   });
 
 /** Latency percentiles of each run's succeeded predictions, one query per batch. */
-export const latencyPercentilesByRun: LoaderFactory<string, { mean: number; p50: number; p95: number } | null> = (_dataSource, _principal, services) =>
-  new DataLoader<string, { mean: number; p50: number; p95: number } | null>(async (ids) => {
+export const latencyPercentilesByRun: LoaderFactory<string, LatencySummary | null> = (_dataSource, _principal, services) =>
+  new DataLoader<string, LatencySummary | null>(async (ids) => {
     const found = await services.runs.latencyPercentiles([...new Set(ids)]);
     return ids.map((id) => found.get(id) ?? null);
   });
 
-export interface TelemetryRow {
-  samples: number;
-  kv: number | null;
-  running: number | null;
-  waiting: number | null;
-  hitRate: number | null;
-  generationTps: number | null;
-}
-
 /** Aggregates of each run's endpoint samples, one query per batch. */
-export const telemetryByRun: LoaderFactory<string, TelemetryRow | null> = (dataSource) =>
-  new DataLoader<string, TelemetryRow | null>(async (ids) => {
+export const telemetryByRun: LoaderFactory<string, TelemetrySummary | null> = (dataSource) =>
+  new DataLoader<string, TelemetrySummary | null>(async (ids) => {
     const rows = (await dataSource.query(
       `SELECT run_id, count(*)::int AS samples, avg(kv_cache_usage) AS kv, avg(running) AS running, avg(waiting) AS waiting,
               (max(prefix_hits) - min(prefix_hits)) / nullif(max(prefix_queries) - min(prefix_queries), 0) AS hit_rate,

@@ -1,6 +1,5 @@
-import type { Services } from '../../services';
-import type { RunProgressEvent } from './run-execution.input';
-import { Run, RunProgress, RunStatus } from './run.entity';
+import type { RunTelemetry } from './run-execution.input';
+import { Run, RunProgress, RunStatus, type RunUsage } from './run.entity';
 
 /** Throughput is measured over this window, so the ETA follows the pace of now, not of the start. */
 export const RECENT_WINDOW_SECONDS = 60;
@@ -40,7 +39,57 @@ export function progressOf(run: Run, recent: number | null): RunProgress {
   };
 }
 
-export async function runProgress(services: Services, run: Run): Promise<RunProgressEvent> {
-  const recent = run.status === RunStatus.RUNNING ? await services.runs.recentPredictions(run.id, RECENT_WINDOW_SECONDS) : null;
-  return { run, status: run.status, progress: progressOf(run, recent), lastError: await services.runs.lastError(run.id) };
+/** Latency of a run's succeeded predictions (milliseconds), as the run loaders aggregate it. */
+export interface LatencySummary {
+  mean: number;
+  p50: number;
+  p95: number;
+}
+
+/** Completion tokens per second of an executed run over the time it ran; null for an imported run or one not started. */
+export function tokensPerSecondOf(run: Run): number | null {
+  const elapsed = run.source === 'EXECUTED' ? elapsedMs(run) : null;
+  return elapsed !== null && elapsed > 0 ? run.completionTokens / (elapsed / 1000) : null;
+}
+
+/** Token counts, latency and throughput of a run; per GPU when the endpoint's GPU count is known. */
+export function usageOf(run: Run, latency: LatencySummary | null, gpus: number | null): RunUsage {
+  const done = run.succeededCount + run.failedCount;
+  const elapsed = run.source === 'EXECUTED' ? elapsedMs(run) : null;
+  const seconds = elapsed !== null && elapsed > 0 ? elapsed / 1000 : null;
+  const tokensPerSecond = seconds !== null ? run.completionTokens / seconds : null;
+  return {
+    promptTokens: run.promptTokens,
+    completionTokens: run.completionTokens,
+    meanLatencyMs: latency?.mean ?? null,
+    latencyP50Ms: latency?.p50 ?? null,
+    latencyP95Ms: latency?.p95 ?? null,
+    secondsPerReport: seconds !== null && done > 0 ? seconds / done : null,
+    tokensPerSecond,
+    tokensPerSecondPerGpu: tokensPerSecond !== null && gpus ? tokensPerSecond / gpus : null,
+  };
+}
+
+/** Means of the endpoint's samples while the run executed. */
+export interface TelemetrySummary {
+  samples: number;
+  kv: number | null;
+  running: number | null;
+  waiting: number | null;
+  hitRate: number | null;
+  generationTps: number | null;
+}
+
+/** The endpoint's metrics during a run, and the run's throughput scaled to a full KV cache. */
+export function telemetryOf(run: Run, row: TelemetrySummary | null): RunTelemetry {
+  const tokensPerSecond = tokensPerSecondOf(run);
+  return {
+    samples: row?.samples ?? 0,
+    meanKvCacheUsage: row?.kv ?? null,
+    meanRunning: row?.running ?? null,
+    meanWaiting: row?.waiting ?? null,
+    prefixCacheHitRate: row?.hitRate ?? null,
+    endpointGenerationTokensPerSecond: row?.generationTps ?? null,
+    tokensPerSecondAtFullCache: tokensPerSecond !== null && row?.kv ? tokensPerSecond / row.kv : null,
+  };
 }

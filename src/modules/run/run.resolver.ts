@@ -12,10 +12,10 @@ import { UseCase } from '../use-case/use-case.entity';
 import { PredictedField, Prediction } from './prediction.entity';
 import { predictedFields } from './predicted-fields';
 import { ImportPredictionsInput, ImportPredictionsPayload, PredictionFilter } from './run.input';
-import { Run, RunProgress, RunStatus, RunUsage } from './run.entity';
+import { Run, RunProgress, RunUsage } from './run.entity';
 import { RunTelemetry } from './run-execution.input';
 import { latencyPercentilesByRun, recentPredictionsByRun, telemetryByRun } from './run-loaders';
-import { elapsedMs, progressOf } from './run-progress';
+import { telemetryOf } from './run-progress';
 import { PredictionConnection } from './run.types';
 
 @Resolver(() => Run)
@@ -53,50 +53,25 @@ export class RunResolver {
   }
 
   @FieldResolver(() => RunProgress)
-  async progress(@Root() run: Run, @Ctx() ctx: GraphQLContext): Promise<RunProgress> {
-    const recent = run.status === RunStatus.RUNNING ? await ctx.loaders.get(recentPredictionsByRun).load(run.id) : null;
-    return progressOf(run, recent);
+  progress(@Root() run: Run, @Ctx() ctx: GraphQLContext): Promise<RunProgress> {
+    return ctx.services.runProgress.progress(run, (runId) => ctx.loaders.get(recentPredictionsByRun).load(runId));
   }
 
   @FieldResolver(() => RunUsage)
-  async usage(@Root() run: Run, @Ctx() ctx: GraphQLContext): Promise<RunUsage> {
-    const done = run.succeededCount + run.failedCount;
-    const elapsed = run.source === 'EXECUTED' ? elapsedMs(run) : null;
-    const seconds = elapsed !== null && elapsed > 0 ? elapsed / 1000 : null;
-    const tokensPerSecond = seconds !== null ? run.completionTokens / seconds : null;
-    let gpus: number | null = null;
-    if (tokensPerSecond !== null && run.modelId) {
-      const model = await ctx.loaders.get(modelById).load(run.modelId);
-      const endpoint = model?.endpointId ? await ctx.loaders.get(endpointById).load(model.endpointId) : null;
-      gpus = endpoint?.gpuCount ?? null;
-    }
-    const percentiles = await ctx.loaders.get(latencyPercentilesByRun).load(run.id);
-    return {
-      promptTokens: run.promptTokens,
-      completionTokens: run.completionTokens,
-      meanLatencyMs: percentiles?.mean ?? null,
-      latencyP50Ms: percentiles?.p50 ?? null,
-      latencyP95Ms: percentiles?.p95 ?? null,
-      secondsPerReport: seconds !== null && done > 0 ? seconds / done : null,
-      tokensPerSecond,
-      tokensPerSecondPerGpu: tokensPerSecond !== null && gpus ? tokensPerSecond / gpus : null,
-    };
+  usage(@Root() run: Run, @Ctx() ctx: GraphQLContext): Promise<RunUsage> {
+    return ctx.services.runProgress.usage(run, {
+      latency: (runId) => ctx.loaders.get(latencyPercentilesByRun).load(runId),
+      gpus: async (modelId) => {
+        const model = await ctx.loaders.get(modelById).load(modelId);
+        const endpoint = model?.endpointId ? await ctx.loaders.get(endpointById).load(model.endpointId) : null;
+        return endpoint?.gpuCount ?? null;
+      },
+    });
   }
 
   @FieldResolver(() => RunTelemetry, { description: "The endpoint's metrics while the run executed (KV cache, queue, prefix cache)." })
   async telemetry(@Root() run: Run, @Ctx() ctx: GraphQLContext): Promise<RunTelemetry> {
-    const row = await ctx.loaders.get(telemetryByRun).load(run.id);
-    const elapsed = run.source === 'EXECUTED' ? elapsedMs(run) : null;
-    const tokensPerSecond = elapsed !== null && elapsed > 0 ? run.completionTokens / (elapsed / 1000) : null;
-    return {
-      samples: row?.samples ?? 0,
-      meanKvCacheUsage: row?.kv ?? null,
-      meanRunning: row?.running ?? null,
-      meanWaiting: row?.waiting ?? null,
-      prefixCacheHitRate: row?.hitRate ?? null,
-      endpointGenerationTokensPerSecond: row?.generationTps ?? null,
-      tokensPerSecondAtFullCache: tokensPerSecond !== null && row?.kv ? tokensPerSecond / row.kv : null,
-    };
+    return telemetryOf(run, await ctx.loaders.get(telemetryByRun).load(run.id));
   }
 
   @FieldResolver(() => PredictionConnection)
