@@ -32,7 +32,7 @@ import { toGraphQLError } from './errors';
  * Fields that compute statistics: each costs as much as loading this many objects per 1000
  * bootstrap resamples (options.resamples, default 1000), whether or not a cached result exists.
  */
-const STATISTICS_FIELDS = new Set([
+export const STATISTICS_FIELDS: ReadonlySet<string> = new Set([
   'scores',
   'leaderboard',
   'consensusRanking',
@@ -50,6 +50,13 @@ const STATISTICS_FIELDS = new Set([
   'throughputChart',
   'modelSizeChart',
 ]);
+/**
+ * Fields that take arguments and yet cost what a plain field costs: they read or format one
+ * object. Every other field with arguments outside Mutation and Subscription is a statistics
+ * field or a connection (priced by `first`): a test walks the schema, so a new computation gets
+ * a price when it is added.
+ */
+export const PLAIN_FIELDS_WITH_ARGUMENTS: ReadonlySet<string> = new Set(['Query.node', 'Query.project', 'Query.chartImageUrl', 'UseCase.exportConfig']);
 /** Statistics fields that draw no bootstrap resamples: their cost does not grow with `resamples`. */
 const UNRESAMPLED_FIELDS = new Set(['contrast']);
 export const STATISTICS_COST = 5_000;

@@ -22,10 +22,10 @@ import type { GraphQLContext } from './context';
  * use cases, reports, models). Every field of theirs may be answered from the cache, but for
  * the ones below that read something else.
  */
-const COVERED_NODES = new Set(['UseCase', 'Variable', 'Run', 'Prediction', 'Report', 'Model', 'Annotation', 'Annotator']);
+export const COVERED_NODES: ReadonlySet<string> = new Set(['UseCase', 'Variable', 'Run', 'Prediction', 'Report', 'Model', 'Annotation', 'Annotator']);
 
 /** Fields of covered objects whose value depends on the clock or on another table. */
-const UNCOVERED_FIELDS = new Set([
+export const UNCOVERED_FIELDS: ReadonlySet<string> = new Set([
   'UseCase.exportConfig', // includes the prompts
   'Run.progress', // elapsed and remaining time
   'Run.telemetry', // the endpoint's metrics
@@ -33,10 +33,49 @@ const UNCOVERED_FIELDS = new Set([
 ]);
 
 /**
+ * Fields of covered objects that are no column of their own row and are covered all the same:
+ * they read covered rows, compute from them, or lead to objects whose own fields decide. With
+ * the columns and UNCOVERED_FIELDS they are every field of a covered object; a test walks the
+ * schema, so a new field of a covered object is decided here or in UNCOVERED_FIELDS when it is
+ * added.
+ */
+export const DERIVED_COVERED_FIELDS: ReadonlySet<string> = new Set([
+  // covered rows
+  'UseCase.variables',
+  'UseCase.runs',
+  'UseCase.missingTokens',
+  'Run.useCase',
+  'Run.model',
+  'Run.predictions',
+  'Run.usage',
+  'Prediction.report',
+  'Prediction.fields',
+  'Report.annotations',
+  'Annotation.annotator',
+  'Annotation.variable',
+  // objects whose own fields decide (Dataset, Prompt and Endpoint answer little from the cache)
+  'UseCase.datasets',
+  'UseCase.prompts',
+  'Run.dataset',
+  'Run.prompt',
+  'Model.endpoint',
+  // statistics of covered rows
+  'UseCase.leaderboard',
+  'UseCase.leaderboardChart',
+  'UseCase.heatmapChart',
+  'UseCase.varianceDecomposition',
+  'Run.scores',
+  'Run.comparison',
+]);
+
+/** Node types whose rows do not move the revision on and that have no statistics: only their id is covered. */
+export const ID_ONLY_NODES: ReadonlySet<string> = new Set(['ApiKey', 'Endpoint', 'Prompt', 'Experiment']);
+
+/**
  * Objects whose own rows do not move the revision on: only their id and their statistics (which
  * are computed from covered rows) may be answered from the cache.
  */
-const PARTLY_COVERED: Readonly<Record<string, ReadonlySet<string>>> = {
+export const PARTLY_COVERED: Readonly<Record<string, ReadonlySet<string>>> = {
   Project: new Set(['id', 'consensusRanking', 'contrast', 'groupSummary', 'strategyEffects', 'stratifiedResults']),
   Dataset: new Set(['id', 'annotators', 'referenceAnnotator', 'reportCount', 'reports', 'chanceCorrectedAgreement', 'interRaterAgreement']),
 };
@@ -59,7 +98,7 @@ export function revisionCovers(schema: GraphQLSchema, parent: string, field: str
   if (COVERED_NODES.has(parent)) return !UNCOVERED_FIELDS.has(`${parent}.${field}`);
   const partly = PARTLY_COVERED[parent];
   if (partly) return partly.has(field);
-  if (isNodeType(schema, parent)) return field === 'id';
+  if (ID_ONLY_NODES.has(parent) || isNodeType(schema, parent)) return field === 'id';
   // Lists of objects whose rows do not move the revision on (their count, their pages) are not covered.
   const type = schema.getType(parent);
   if (isObjectType(type) && (parent.endsWith('Connection') || parent.endsWith('Edge'))) {

@@ -16,6 +16,7 @@ import {
   isUnionType,
   type GraphQLArgument,
   type GraphQLField,
+  type GraphQLInputObjectType,
   type GraphQLInputType,
   type GraphQLNamedType,
   type GraphQLObjectType,
@@ -290,4 +291,8 @@ export function isLeafType(type: GraphQLOutputType): boolean {
 
 export function objectTypesOf(schema: GraphQLSchema): GraphQLObjectType[] {
   return Object.values(schema.getTypeMap()).filter((t): t is GraphQLObjectType => isObjectType(t) && !t.name.startsWith('__'));
+}
+
+export function inputObjectTypesOf(schema: GraphQLSchema): GraphQLInputObjectType[] {
+  return Object.values(schema.getTypeMap()).filter((t): t is GraphQLInputObjectType => isInputObjectType(t) && !t.name.startsWith('__'));
 }
