@@ -2,14 +2,8 @@ import { AnalyticsError } from '../analytics/errors';
 import { ExtractionError } from '../extraction/errors';
 
 /** The fixed set of request-level error codes clients see (DESIGN.md "API conventions"). */
-export type ApiErrorCode =
-  | 'BAD_USER_INPUT'
-  | 'UNAUTHENTICATED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'RATE_LIMITED'
-  | 'INTERNAL_SERVER_ERROR';
+export const API_ERROR_CODES = ['BAD_USER_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'INTERNAL_SERVER_ERROR'] as const;
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 /**
  * What services and the request pipeline can refuse with. Most codes are also API codes; a

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { apiErrorOf, domainExceptionOf, type DomainException } from '../domain/errors';
+import { API_ERROR_CODES, apiErrorOf, domainExceptionOf, type DomainException } from '../domain/errors';
 import { loggableError } from '../logger';
 
 /** A domain exception as the GraphQL error Apollo answers: the mapped code, status and headers. */
@@ -16,7 +16,8 @@ export function toGraphQLError(exception: DomainException): GraphQLError {
   });
 }
 
-const PASS_THROUGH_CODES = new Set<string>(['BAD_USER_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED']);
+/** Codes of ours that errors built elsewhere (query-cost, the rate limits) already carry. */
+const PASS_THROUGH_CODES = new Set<string>(API_ERROR_CODES.filter((code) => code !== 'INTERNAL_SERVER_ERROR'));
 
 /**
  * Apollo's and GraphQL's own failures of a request (parsing, validation, a missing or ambiguous
