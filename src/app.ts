@@ -501,7 +501,9 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   app.get('/', (_req, res) => res.redirect(302, '/graphql'));
   // Unknown paths answer in the API's error shape, not with an HTML page.
   app.use((_req, res) => {
-    res.status(404).json({ errors: [{ message: 'Not found: ReportQL answers at /graphql (GraphQL and GraphiQL), /exports, /charts, /healthz, /livez, /readyz and /metrics', extensions: { code: 'NOT_FOUND' } }] });
+    const unknownPath = new DomainException('NOT_FOUND', 'Not found: ReportQL answers at /graphql (GraphQL and GraphiQL), /exports, /charts, /healthz, /livez, /readyz and /metrics');
+    const answer = apiErrorOf(unknownPath);
+    res.status(answer.status).json({ errors: [{ message: unknownPath.message, extensions: answer.extensions }] });
   });
 
   // Body parsing failures (malformed JSON, too large) answer as GraphQL errors, not HTML pages.
@@ -510,7 +512,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     if (res.headersSent || !status || status < 400 || status >= 500) return next(error);
     const invalidUtf8 = (error as { type?: string }).type === INVALID_UTF8_TYPE;
     const message = status === 413 ? `The request body is larger than ${MAX_REQUEST_BYTES / 1024 / 1024} MB` : invalidUtf8 ? 'The request body is not valid UTF-8' : 'The request body is not valid JSON';
-    res.status(status).json({ errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] });
+    // The body parser's status stays (413 says the body is too large, which 400 would not).
+    res.status(status).json({ errors: [{ message, extensions: apiErrorOf(badInput(message)).extensions }] });
   });
 
   return {
