@@ -1,3 +1,7 @@
+/**
+ * Relay global IDs ("Type:uuid", base64url). Services decode the IDs of their inputs with them,
+ * so they live outside the GraphQL layer; graphql/node.ts builds the Node interface on them.
+ */
 import { DomainException } from './errors';
 
 /** Type names that can appear in a global ID; kept in one place so `node(id:)` can route them. */

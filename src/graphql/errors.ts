@@ -16,7 +16,7 @@ export function toGraphQLError(exception: DomainException): GraphQLError {
   });
 }
 
-/** Codes of ours that errors built elsewhere (query-cost, the rate limits) already carry. */
+/** Codes of ours that errors built before the formatter (toGraphQLError) already carry. */
 const PASS_THROUGH_CODES = new Set<string>(API_ERROR_CODES.filter((code) => code !== 'INTERNAL_SERVER_ERROR'));
 
 /**
