@@ -62,7 +62,6 @@ export const FILE_CONTENT: ReadonlyMap<InputClass, string> = new Map<InputClass,
 export const UNGUARDED_NAMES_AND_CONTENTS: Readonly<Record<string, string>> = {
   'StartRunInput.name': 'run-execution.service.ts limits run names itself (300 characters)',
   'StartExperimentInput.name': 'run-execution.service.ts limits experiment names itself (300 characters)',
-  'PromptExampleInput.name': 'stored inside the prompt JSON, which no index reads',
   'VariableConditionInput.key': 'names a variable of an earlier step, whose key is limited; another is refused (variable-rules.ts)',
   'ImportProjectBundleInput.name': 'the new project name, a free-text column without an index',
   'ImportProjectBundleInput.content': 'a bundle is read whole and checked like any argument, not row by row',

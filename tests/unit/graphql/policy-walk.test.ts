@@ -98,8 +98,14 @@ describe('response cache invalidation', () => {
 });
 
 describe('input guard', () => {
+  /** The GraphQL name of an input class (a class may also be an object type of another name). */
+  const inputTypeName = (cls: abstract new (...args: never[]) => object) => {
+    const name = getMetadataStorage().inputTypes.find((t) => t.target === cls)?.name;
+    if (!name) throw new Error(`${cls.name} is no input type`);
+    return name;
+  };
   const byName = (decisions: ReadonlyMap<abstract new (...args: never[]) => object, readonly string[] | string>) =>
-    [...decisions].flatMap(([cls, fields]) => (typeof fields === 'string' ? [fields] : fields).map((field) => `${cls.name}.${field}`));
+    [...decisions].flatMap(([cls, fields]) => (typeof fields === 'string' ? [fields] : fields).map((field) => `${inputTypeName(cls)}.${field}`));
 
   it('decides every name, key and file content of every input', () => {
     const decided = new Set([...byName(NAME_FIELDS), ...byName(FILE_CONTENT), ...Object.keys(UNGUARDED_NAMES_AND_CONTENTS)]);
