@@ -62,6 +62,7 @@ export const FILE_CONTENT: ReadonlyMap<InputClass, string> = new Map<InputClass,
 export const UNGUARDED_NAMES_AND_CONTENTS: Readonly<Record<string, string>> = {
   'StartRunInput.name': 'run-execution.service.ts limits run names itself (300 characters)',
   'StartExperimentInput.name': 'run-execution.service.ts limits experiment names itself (300 characters)',
+  'StartExperimentTaskInput.name': 'the same check as StartExperimentInput.name (run-execution.service.ts plans the task before storing it)',
   'VariableConditionInput.key': 'names a variable of an earlier step, whose key is limited; another is refused (variable-rules.ts)',
   'ImportProjectBundleInput.name': 'the new project name, a free-text column without an index',
   'ImportProjectBundleInput.content': 'a bundle is read whole and checked like any argument, not row by row',

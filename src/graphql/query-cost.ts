@@ -56,7 +56,7 @@ export const STATISTICS_FIELDS: ReadonlySet<string> = new Set([
  * field or a connection (priced by `first`): a test walks the schema, so a new computation gets
  * a price when it is added.
  */
-export const PLAIN_FIELDS_WITH_ARGUMENTS: ReadonlySet<string> = new Set(['Query.node', 'Query.project', 'Query.chartImageUrl', 'UseCase.exportConfig']);
+export const PLAIN_FIELDS_WITH_ARGUMENTS: ReadonlySet<string> = new Set(['Query.node', 'Query.project', 'Query.backgroundTask', 'Query.chartImageUrl', 'UseCase.exportConfig']);
 /** Statistics fields that draw no bootstrap resamples: their cost does not grow with `resamples`. */
 const UNRESAMPLED_FIELDS = new Set(['contrast']);
 export const STATISTICS_COST = 5_000;

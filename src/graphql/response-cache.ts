@@ -69,7 +69,7 @@ export const DERIVED_COVERED_FIELDS: ReadonlySet<string> = new Set([
 ]);
 
 /** Node types whose rows do not move the revision on and that have no statistics: only their id is covered. */
-export const ID_ONLY_NODES: ReadonlySet<string> = new Set(['ApiKey', 'Endpoint', 'Prompt', 'Experiment']);
+export const ID_ONLY_NODES: ReadonlySet<string> = new Set(['ApiKey', 'Endpoint', 'Prompt', 'Experiment', 'BackgroundTask']);
 
 /**
  * Objects whose own rows do not move the revision on: only their id and their statistics (which

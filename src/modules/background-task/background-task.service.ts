@@ -7,7 +7,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { controlledTransaction, type WorkControl } from '../../db/work-control';
 import { badInput, conflict, notFound } from '../../domain/errors';
-import type { PgEventBus } from '../../graphql/pubsub';
 import { Role } from '../api-key/api-key.entity';
 import { requireRole, type Principal } from '../api-key/principal';
 import type { DatasetService } from '../dataset/dataset.service';
@@ -40,12 +39,17 @@ function checkedKey(key: string | null | undefined): string | null {
   return key;
 }
 
+/** Where a task's changes are announced to its subscribers (the PostgreSQL event bus implements it). */
+export interface TaskEventPublisher {
+  publish(event: { kind: 'task'; taskId: string }): Promise<void>;
+}
+
 export class BackgroundTaskService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly datasets: DatasetService,
     private readonly execution: RunExecutionService,
-    private readonly bus: PgEventBus,
+    private readonly bus: TaskEventPublisher,
   ) {}
 
   async get(principal: Principal, id: string): Promise<BackgroundTask> {

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { DomainException } from '../../../src/domain/errors';
+import { apiErrorOf, DomainException } from '../../../src/domain/errors';
 import { RequestDeadline } from '../../../src/graphql/request-deadline';
 
 const manager = {} as EntityManager;
@@ -14,7 +14,8 @@ describe('RequestDeadline: the deadline error and a commit exclude each other', 
       (error: unknown) => error,
     );
     expect(refusal).toBeInstanceOf(DomainException);
-    expect(refusal).toMatchObject({ code: 'BAD_USER_INPUT', details: { reason: 'DEADLINE_EXCEEDED', deadlineMs: 1000 } });
+    expect(refusal).toMatchObject({ code: 'DEADLINE_EXCEEDED', details: { deadlineMs: 1000 } });
+    expect(apiErrorOf(refusal as DomainException)).toMatchObject({ status: 503, extensions: { code: 'BAD_USER_INPUT', reason: 'DEADLINE_EXCEEDED', deadlineMs: 1000 } });
   });
 
   it('once a write claimed its commit, the deadline lets the answer through and aborts nothing', async () => {
