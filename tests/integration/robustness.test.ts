@@ -511,7 +511,9 @@ describe('start-up races', () => {
 
     it('leaves SIGTERM to its owner when asked, who can still use the database before stopping it', async () => {
       // The owner's SIGTERM handler queries the database after a pause, then stops it. With the
-      // library's listeners kept, they stop the cluster at once and exit the process (143).
+      // library's listeners kept, they stop the cluster at once and exit the process (143); on a
+      // loaded machine their stop outlasts the pause and the owner's query is refused first
+      // ("the database system is shutting down", exit 1). Either way the owner never gets it.
       const run = async (handlesSignals: boolean) => {
         const script = `
           const { startEmbeddedPostgres } = require('./src/db/embedded-postgres.ts');
@@ -539,7 +541,7 @@ describe('start-up races', () => {
       const owned = await run(true);
       expect(owned).toEqual({ code: 0, output: 'ready\nsent\nquery 1\nstopped\n' });
       const library = await run(false);
-      expect(library.code).toBe(143);
+      expect([1, 143]).toContain(library.code);
       expect(library.output).not.toContain('query 1');
     });
 
