@@ -68,6 +68,7 @@ const CONTINUES_CHARACTER = /^[\p{M}\u1160-\u11FF\uD7B0-\uD7FF]$/u;
 
 interface Mapped {
   value: string;
+  units: Uint16Array;
   originStart: Int32Array;
   originEnd: Int32Array;
 }
@@ -110,13 +111,18 @@ class MappedBuilder {
   }
 
   copy(from: Mapped, at: number, until: number): void {
-    for (let k = at; k < until; k += 1) this.push(from.value.charCodeAt(k), from.originStart[k]!, from.originEnd[k]!);
+    const count = until - at;
+    while (this.length + count > this.units.length) this.grow();
+    this.units.set(from.units.subarray(at, until), this.length);
+    this.start.set(from.originStart.subarray(at, until), this.length);
+    this.end.set(from.originEnd.subarray(at, until), this.length);
+    this.length += count;
   }
 
   build(): Mapped {
     const units = this.units.subarray(0, this.length);
     const value = UTF16.decode(new Uint8Array(units.buffer, units.byteOffset, units.byteLength));
-    return { value, originStart: this.start.slice(0, this.length), originEnd: this.end.slice(0, this.length) };
+    return { value, units, originStart: this.start.subarray(0, this.length), originEnd: this.end.subarray(0, this.length) };
   }
 
   private grow(): void {
