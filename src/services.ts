@@ -6,7 +6,7 @@ import { ApiKeyService } from './modules/api-key/api-key.service';
 import { DatasetService } from './modules/dataset/dataset.service';
 import { safePublisher } from './jobs/events';
 import { DEFAULT_QUEUE_OPTIONS, JobQueue, poolOf, type QueueOptions } from './jobs/queue';
-import { PgEventBus } from './graphql/pubsub';
+import { PgEventBus, type EventBusOptions } from './graphql/pubsub';
 import { isIP } from 'node:net';
 import { defaultEgressPolicy, isThisMachine, normaliseHost, type EgressPolicy } from './llm/egress';
 import { createSecretBox, type SecretBox } from './llm/secret-box';
@@ -75,6 +75,8 @@ export interface ServiceOptions {
   analyticsRunCacheBytes?: number | undefined;
   /** ANALYTICS_THREADS: worker threads of the statistics (0: on the calling thread); default one per core, at most 4. */
   analyticsThreads?: number | undefined;
+  /** Reconnection of the event connection, and how long subscriptions wait for a database that went away. */
+  events?: EventBusOptions;
 }
 
 export function createServices(dataSource: DataSource, options: ServiceOptions): Services {
@@ -86,7 +88,7 @@ export function createServices(dataSource: DataSource, options: ServiceOptions):
   if (databasePort !== null) egress.protectPort(databasePort);
   const endpoints = new EndpointService(dataSource, new EndpointConnections(secretBox, egress));
   const onEventError = options.onEventError ?? (() => undefined);
-  const bus = new PgEventBus(poolOf(dataSource), { connectionString: (dataSource.options as { url?: string }).url }, onEventError);
+  const bus = new PgEventBus(poolOf(dataSource), { connectionString: (dataSource.options as { url?: string }).url }, onEventError, options.events);
   const queue = new JobQueue(dataSource, options.queue ?? DEFAULT_QUEUE_OPTIONS);
   const datasets = new DatasetService(dataSource);
   const extraction = new ExtractionService(dataSource, endpoints, useCases);

@@ -2,7 +2,16 @@ import { AnalyticsError } from '../analytics/errors';
 import { ExtractionError } from '../extraction/errors';
 
 /** The fixed set of request-level error codes clients see (DESIGN.md "API conventions"). */
-export const API_ERROR_CODES = ['BAD_USER_INPUT', 'UNAUTHENTICATED', 'FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'INTERNAL_SERVER_ERROR'] as const;
+export const API_ERROR_CODES = [
+  'BAD_USER_INPUT',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'CONFLICT',
+  'RATE_LIMITED',
+  'SERVICE_UNAVAILABLE',
+  'INTERNAL_SERVER_ERROR',
+] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 /**
@@ -38,6 +47,12 @@ export const notFound = (what: string) => new DomainException('NOT_FOUND', `${wh
 export const forbidden = (message: string) => new DomainException('FORBIDDEN', message);
 export const conflict = (message: string, details?: Record<string, unknown>) =>
   new DomainException('CONFLICT', message, details);
+/** The server cannot answer now (its database is away, it is overloaded): the same request may succeed later. */
+export const unavailable = (message: string, details?: Record<string, unknown>) =>
+  new DomainException('SERVICE_UNAVAILABLE', message, details);
+/** What a request that needed the database answers while the database cannot be reached. */
+export const databaseUnavailable = () =>
+  unavailable('The database is unavailable: try again in a few seconds', { reason: 'DATABASE_UNAVAILABLE' });
 
 /**
  * An extraction engine's refusal of its configuration as bad input, naming the input it is in
@@ -99,6 +114,8 @@ export function apiErrorOf(exception: DomainException): ApiError {
       const retryAfter = details['retryAfterSeconds'];
       return answer(code, 429, {}, typeof retryAfter === 'number' ? { 'retry-after': String(retryAfter) } : {});
     }
+    case 'SERVICE_UNAVAILABLE':
+      return answer(code, 503);
     case 'DEADLINE_EXCEEDED':
       // The server, not the request, ran out of time: 503 tells HTTP clients and proxies to retry.
       return answer('BAD_USER_INPUT', 503, { reason: 'DEADLINE_EXCEEDED' }, { 'retry-after': '1' });

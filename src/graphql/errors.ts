@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { API_ERROR_CODES, apiErrorOf, domainExceptionOf, type DomainException } from '../domain/errors';
+import { API_ERROR_CODES, apiErrorOf, databaseUnavailable, domainExceptionOf, type DomainException } from '../domain/errors';
+import { isConnectionLoss } from '../jobs/prediction-writer';
 import { loggableError } from '../logger';
 
 /** A domain exception as the GraphQL error Apollo answers: the mapped code, status and headers. */
@@ -52,6 +53,9 @@ export function createErrorFormatter(log: (correlationId: string, error: unknown
     }
     if (typeof code === 'string' && CALLER_FAULT_CODES.has(code)) {
       return { ...formatted, extensions: { code: 'BAD_USER_INPUT', reason: code } };
+    }
+    if (isConnectionLoss(original)) {
+      return { ...formatted, message: databaseUnavailable().message, extensions: { ...toGraphQLError(databaseUnavailable()).extensions, http: undefined } };
     }
     if (error instanceof GraphQLError && !error.originalError) {
       // Variable and argument coercion errors carry no original error and no code.
