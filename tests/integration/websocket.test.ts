@@ -61,7 +61,14 @@ describe('graphql-ws on /graphql', () => {
   });
 
   it('refuses a connection without a valid key', async () => {
-    await expect(query(`ws://127.0.0.1:${t.port}/graphql`, 'rql_not_a_key', '{ viewer { serverAdmin } }')).rejects.toBeDefined();
-    await expect(query(`ws://127.0.0.1:${t.port}/graphql`, null, '{ viewer { serverAdmin } }')).rejects.toBeDefined();
+    // A key that is not valid closes the connection with 4403 (Forbidden) ...
+    await expect(query(`ws://127.0.0.1:${t.port}/graphql`, 'rql_not_a_key', '{ viewer { serverAdmin } }')).rejects.toMatchObject({ code: 4403 });
+    // ... an operation without any key is answered UNAUTHENTICATED.
+    const refused = await query(`ws://127.0.0.1:${t.port}/graphql`, null, '{ viewer { serverAdmin } }').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(Array.isArray(refused)).toBe(true);
+    expect((refused as { extensions?: { code?: string } }[]).map((e) => e.extensions?.code)).toEqual(['UNAUTHENTICATED']);
   });
 });
