@@ -27,7 +27,9 @@ import { accessLog } from './http/access-log';
 import { corsMiddleware } from './http/cors';
 import { registerChartRoutes } from './http/charts';
 import { registerExportRoutes } from './http/exports';
-import { readiness } from './http/health';
+import { DatabaseProbe, readiness } from './http/health';
+import { DEFAULT_CONNECTION_LIMITS, LoadShedder, SHED_RETRY_AFTER_SECONDS, type ConnectionLimits } from './http/load-shedding';
+import { DEFAULT_WEBSOCKET_LIMITS, TOO_MANY_REQUESTS_CLOSE, WebSocketOperationLimits, type WebSocketLimits } from './graphql/operation-limits';
 import { Metrics } from './http/metrics';
 import { RateLimits, type RateLimitSettings } from './graphql/rate-limits';
 import { buildReportQlSchema } from './graphql/schema';
@@ -64,6 +66,10 @@ export interface AppOptions extends ServiceOptions {
    * DataLoader batches by time.
    */
   executionSliceMs?: number;
+  /** Connections, requests in flight and requests per connection past which requests are shed with 503. */
+  connectionLimits?: ConnectionLimits;
+  /** Operations running at once over WebSocket, per connection and per key. */
+  webSocketLimits?: WebSocketLimits;
 }
 
 export interface App {
@@ -100,13 +106,34 @@ async function withDeadline<T>(work: Promise<T>, deadline: RequestDeadline): Pro
   }
 }
 
-/** A subscription's stream whose exception ends it with one error result instead of closing the socket. */
-async function* guardedStream<T>(stream: AsyncIterable<T>, refusal: (error: unknown) => GraphQLError): AsyncGenerator<T | { errors: GraphQLError[] }> {
-  try {
-    yield* stream;
-  } catch (error) {
-    yield { errors: [refusal(error)] };
-  }
+/**
+ * A subscription's stream whose exception ends it with one error result instead of closing the
+ * socket. Not an async generator: a generator's return() waits for the next() in progress, which
+ * waits for the next event, so a closed connection's subscriptions would stay until their run changed.
+ */
+function guardedStream<T>(stream: AsyncIterable<T>, refusal: (error: unknown) => GraphQLError): AsyncIterableIterator<T | { errors: GraphQLError[] }> {
+  const inner = stream[Symbol.asyncIterator]();
+  let over = false;
+  const guarded: AsyncIterableIterator<T | { errors: GraphQLError[] }> = {
+    next: async () => {
+      if (over) return { value: undefined, done: true };
+      try {
+        const result = await inner.next();
+        if (result.done) over = true;
+        return result;
+      } catch (error) {
+        over = true;
+        return { value: { errors: [refusal(error)] }, done: false };
+      }
+    },
+    return: async () => {
+      over = true;
+      await inner.return?.();
+      return { value: undefined, done: true };
+    },
+    [Symbol.asyncIterator]: () => guarded,
+  };
+  return guarded;
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
@@ -144,9 +171,20 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   const app = express();
   if (options.trustProxyHops) app.set('trust proxy', options.trustProxyHops);
   const server = createServer(app);
+  const shedder = new LoadShedder(options.connectionLimits ?? DEFAULT_CONNECTION_LIMITS);
+  shedder.attach(server);
+  const databaseProbe = new DatabaseProbe({ connectionString: (dataSource.options as { url?: string }).url });
+  const operationLimits = new WebSocketOperationLimits(options.webSocketLimits ?? DEFAULT_WEBSOCKET_LIMITS);
 
   const formatError = createErrorFormatter((correlationId, error) => logger.error({ correlationId, err: error }, 'unexpected error'));
-  const wsServer = new WebSocketServer({ server, path: '/graphql' });
+  const wsServer = new WebSocketServer({
+    server,
+    path: '/graphql',
+    verifyClient: (_info, accept) => {
+      if (shedder.admitsWebSocket()) accept(true);
+      else accept(false, 503, 'Service Unavailable', { 'Retry-After': String(SHED_RETRY_AFTER_SECONDS) });
+    },
+  });
   /**
    * The key of a WebSocket operation: the connection's `Authorization` parameter, or the
    * operation's own `extensions.headers.Authorization` (what GraphiQL sends from its Headers tab).
@@ -225,6 +263,10 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     if (error instanceof GraphQLError && !error.originalError) return error;
     return new GraphQLError('', { originalError: error instanceof Error ? error : new Error(String(error)) });
   };
+  /** Closes with 4429 once the refusal being returned has been sent: the client learns why. */
+  const closeAfterAnswer = (socket: WebSocket, reason: string): void => {
+    setImmediate(() => socket.close(TOO_MANY_REQUESTS_CLOSE, reason));
+  };
   const formatted = (errors: readonly GraphQLError[]): GraphQLError[] =>
     errors.map((error) => {
       const out = formatError(error.toJSON(), error);
@@ -243,6 +285,12 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         return context;
       },
       onSubscribe: async (ctx, id, payload) => {
+        // Counted before anything else is done for it: a flood of operations is refused for free.
+        const refusal = operationLimits.refusalOnConnection(ctx, Object.keys(ctx.subscriptions).length);
+        if (refusal) {
+          if (refusal.close) closeAfterAnswer(ctx.extra.socket, 'Too many operations at once on one connection');
+          return formatted([wsRefusal(refusal.error)]);
+        }
         try {
           const principal = await admitWs(ctx, wsKey(ctx.connectionParams, payload.extensions));
           let document;
@@ -257,15 +305,20 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
           let operations = wsOperations.get(ctx);
           if (!operations) wsOperations.set(ctx, (operations = new Map()));
           const context = createContext(dataSource, services, logger, principal, undefined, options.executionSliceMs);
+          operationLimits.admitForKey(principal.keyId, context);
           context.audit = services.audit.recorder(principal, 'WEBSOCKET');
           operations.set(id, context);
         } catch (error) {
+          // As documented: a connection whose key is over its rate limit is closed.
+          if (error instanceof RateLimitedError) closeAfterAnswer(ctx.extra.socket, `Too many requests: try again in ${error.retryAfterSeconds} s`);
           return formatted([wsRefusal(error)]);
         }
         return undefined;
       },
       onComplete: async (ctx, id) => {
-        await flushAudit(wsOperations.get(ctx)?.get(id));
+        const context = wsOperations.get(ctx)?.get(id);
+        if (context) operationLimits.release(context.principal.keyId, context);
+        await flushAudit(context);
         wsOperations.get(ctx)?.delete(id);
       },
       // Queries and mutations end by the request deadline; an exception is an error result, never a closed socket.
@@ -300,7 +353,12 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         if (!result.errors) return undefined;
         return { ...result, errors: formatted(result.errors as GraphQLError[]) };
       },
-      onError: (_ctx, _id, _payload, errors) => formatted(errors),
+      onError: (ctx, id, _payload, errors) => {
+        // A document that fails validation ends here without onComplete.
+        const context = wsOperations.get(ctx)?.get(id);
+        if (context) operationLimits.release(context.principal.keyId, context);
+        return formatted(errors);
+      },
       // A connection may come without a key (GraphiQL sends it with each operation); a key that
       // is given must be valid.
       onConnect: async (ctx) => {
@@ -383,13 +441,11 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   });
   app.get('/metrics', metrics.handler(options.metricsToken));
   app.get('/healthz', async (_req, res) => {
-    try {
-      await dataSource.query('SELECT 1');
-      res.json({ status: 'ok', database: 'up' });
-    } catch {
-      res.status(503).json({ status: 'unavailable', database: 'down' });
-    }
+    if (await databaseProbe.check()) res.json({ status: 'ok', database: 'up' });
+    else res.status(503).json({ status: 'unavailable', database: 'down' });
   });
+  // Everything below is shed when the process is over its bounds; the health checks above are not.
+  app.use(shedder.middleware());
   app.use('/graphql', corsMiddleware(options.corsOrigins ?? []));
   app.all('/graphql', (_req, res, next) => {
     res.setHeader(SCHEMA_HASH_HEADER, schemaHash);
@@ -535,6 +591,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
       await services.queue.stop().catch(() => undefined);
       await services.scoring.close();
       await services.bus.close();
+      await databaseProbe.close();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -2,7 +2,9 @@ import os from 'node:os';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import type { WebSocketLimits } from './graphql/operation-limits';
 import type { RateLimitSettings } from './graphql/rate-limits';
+import type { ConnectionLimits } from './http/load-shedding';
 import { parseEgressPolicy, type EgressPolicy } from './llm/egress';
 
 const booleanFlag = z
@@ -92,6 +94,12 @@ const environmentSchema = z.object({
   RATE_LIMIT_AUTH_FAILURES: wholeNumber('20', 7, 'must be a whole number of failures per minute', 0, 1_000_000),
   REQUEST_DEADLINE_MS: wholeNumber('120000', 7, 'must be a whole number of milliseconds', 1000, 3_600_000),
   TRUST_PROXY_HOPS: wholeNumber('0', 2, 'must be a whole number of proxies', 0, 10),
+  MAX_CONNECTIONS: wholeNumber('1024', 7, 'must be a whole number of connections', 0, 1_000_000),
+  MAX_REQUESTS_IN_FLIGHT: wholeNumber('128', 7, 'must be a whole number of requests', 0, 1_000_000),
+  MAX_REQUESTS_PER_CONNECTION: wholeNumber('1000', 7, 'must be a whole number of requests', 0, 1_000_000),
+  WS_OPERATIONS_PER_CONNECTION: wholeNumber('100', 7, 'must be a whole number of operations', 0, 1_000_000),
+  WS_OPERATIONS_PER_KEY: wholeNumber('500', 7, 'must be a whole number of operations', 0, 1_000_000),
+  DATABASE_OUTAGE_SECONDS: wholeNumber('30', 5, 'must be a whole number of seconds', 1, 86_400),
   METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
   LOG_LEVEL: z
     .string()
@@ -133,6 +141,12 @@ export interface Config {
   endpointAllow: EgressPolicy | undefined;
   /** Requests per minute per API key and per client address, failed authentications per address; 0: off. */
   rateLimits: RateLimitSettings;
+  /** Connections, HTTP requests in flight and requests per connection past which requests are shed (503); 0: off. */
+  connectionLimits: ConnectionLimits;
+  /** Operations running at once over WebSocket, per connection and per key; 0: off. */
+  webSocketLimits: WebSocketLimits;
+  /** How long subscriptions wait for a database that went away before ending with SERVICE_UNAVAILABLE. */
+  databaseOutageSeconds: number;
   /** An HTTP request, or a WebSocket query or mutation, is answered within this time. */
   requestDeadlineMs: number;
   /** Proxies in front of the server whose X-Forwarded-For names the client's address. */
@@ -187,6 +201,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     rateLimits: { perKeyPerMinute: e.RATE_LIMIT_PER_KEY, perAddressPerMinute: e.RATE_LIMIT_PER_ADDRESS, authFailuresPerMinute: e.RATE_LIMIT_AUTH_FAILURES },
     requestDeadlineMs: e.REQUEST_DEADLINE_MS,
     trustProxyHops: e.TRUST_PROXY_HOPS,
+    connectionLimits: { maxConnections: e.MAX_CONNECTIONS, maxRequestsInFlight: e.MAX_REQUESTS_IN_FLIGHT, maxRequestsPerConnection: e.MAX_REQUESTS_PER_CONNECTION },
+    webSocketLimits: { perConnection: e.WS_OPERATIONS_PER_CONNECTION, perKey: e.WS_OPERATIONS_PER_KEY },
+    databaseOutageSeconds: e.DATABASE_OUTAGE_SECONDS,
     metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL,
   };

@@ -66,6 +66,9 @@ async function main(): Promise<void> {
     rateLimits: config.rateLimits,
     requestDeadlineMs: config.requestDeadlineMs,
     trustProxyHops: config.trustProxyHops,
+    connectionLimits: config.connectionLimits,
+    webSocketLimits: config.webSocketLimits,
+    events: { outageLimitMs: config.databaseOutageSeconds * 1000 },
     corsOrigins: config.corsOrigins,
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
     onEventError: (error) => {

@@ -1,3 +1,4 @@
+import { Client, type ClientConfig } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Services } from '../services';
 
@@ -23,4 +24,59 @@ export async function readiness(dataSource: DataSource, services: Pick<Services,
   const events = services.bus.listening ? 'up' : 'down';
   const ready = database === 'up' && queue === 'up' && events === 'up';
   return { status: ready ? 'ready' : 'unavailable', database, queue, events };
+}
+
+/**
+ * `SELECT 1` on a connection of its own, so that /healthz answers while the pool is busy with
+ * requests (it would otherwise wait in the pool's queue behind them). Checks asked for while one
+ * is under way share its answer: a flood of health checks costs one query at a time.
+ */
+export class DatabaseProbe {
+  private client: Client | undefined;
+  private pending: Promise<boolean> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly connection: ClientConfig,
+    private readonly timeoutMs = 2000,
+  ) {}
+
+  /** The database answered within the timeout. */
+  check(): Promise<boolean> {
+    this.pending ??= this.ask().finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async ask(): Promise<boolean> {
+    if (this.closed) return false;
+    try {
+      await within(this.query(), this.timeoutMs);
+      return true;
+    } catch {
+      // A broken or stuck connection is replaced by the next check.
+      const client = this.client;
+      this.client = undefined;
+      void client?.end().catch(() => undefined);
+      return false;
+    }
+  }
+
+  private async query(): Promise<void> {
+    if (!this.client) {
+      const client = new Client({ ...this.connection, application_name: 'reportql-health' });
+      client.on('error', () => {
+        if (this.client === client) this.client = undefined;
+      });
+      this.client = client;
+      await client.connect();
+    }
+    await this.client.query('SELECT 1');
+  }
 }

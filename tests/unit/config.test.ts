@@ -79,6 +79,23 @@ describe('configuration', () => {
     expect(() => loadConfig({ RATE_LIMIT_PER_KEY: '-1' }, '/srv')).toThrow(/RATE_LIMIT_PER_KEY/);
   });
 
+  it('reads the connection, WebSocket and outage bounds, 0 switching a bound off', () => {
+    expect(loadConfig({}, '/srv')).toMatchObject({
+      connectionLimits: { maxConnections: 1024, maxRequestsInFlight: 128, maxRequestsPerConnection: 1000 },
+      webSocketLimits: { perConnection: 100, perKey: 500 },
+      databaseOutageSeconds: 30,
+    });
+    expect(
+      loadConfig({ MAX_CONNECTIONS: '0', MAX_REQUESTS_IN_FLIGHT: '8', MAX_REQUESTS_PER_CONNECTION: '0', WS_OPERATIONS_PER_CONNECTION: '3', WS_OPERATIONS_PER_KEY: '0', DATABASE_OUTAGE_SECONDS: '5' }, '/srv'),
+    ).toMatchObject({
+      connectionLimits: { maxConnections: 0, maxRequestsInFlight: 8, maxRequestsPerConnection: 0 },
+      webSocketLimits: { perConnection: 3, perKey: 0 },
+      databaseOutageSeconds: 5,
+    });
+    expect(() => loadConfig({ DATABASE_OUTAGE_SECONDS: '0' }, '/srv')).toThrow(/DATABASE_OUTAGE_SECONDS: must be at least 1/);
+    expect(() => loadConfig({ WS_OPERATIONS_PER_CONNECTION: 'many' }, '/srv')).toThrow(/WS_OPERATIONS_PER_CONNECTION/);
+  });
+
   it('names every bad value at once', () => {
     let error: unknown;
     try {
