@@ -173,7 +173,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   const server = createServer(app);
   const shedder = new LoadShedder(options.connectionLimits ?? DEFAULT_CONNECTION_LIMITS);
   shedder.attach(server);
-  const databaseProbe = new DatabaseProbe({ connectionString: (dataSource.options as { url?: string }).url });
+  const databaseProbe = new DatabaseProbe({ connectionString: (dataSource.options as { url?: string }).url }, () => dataSource.isInitialized);
   const operationLimits = new WebSocketOperationLimits(options.webSocketLimits ?? DEFAULT_WEBSOCKET_LIMITS);
 
   const formatError = createErrorFormatter((correlationId, error) => logger.error({ correlationId, err: error }, 'unexpected error'));

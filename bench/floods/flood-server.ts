@@ -4,13 +4,15 @@
  * MAX_REQUESTS_IN_FLIGHT, MAX_REQUESTS_PER_CONNECTION, WS_OPERATIONS_PER_CONNECTION,
  * WS_OPERATIONS_PER_KEY; 0 switches one off), a run that is still running (subscriptions to it
  * stay open) and a page of its predictions to read. Prints one JSON line with the port, the key,
- * the run and its own pid, then serves until it is sent SIGTERM.
+ * the run and its own pid, then serves until it is sent SIGTERM. On SIGUSR2 it prints a JSON
+ * line with the event loop's delay since the last one (10 ms resolution).
  *
  *   node dist/bench/floods/flood-server.js [--reports 200]
  */
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
@@ -68,6 +70,13 @@ async function main(): Promise<void> {
   await dataSource.query(`UPDATE runs SET status = 'RUNNING', finished_at = NULL WHERE id = $1`, [runRow]);
 
   process.stdout.write(`${JSON.stringify({ port, key, run, pid: process.pid, connectionLimits: config.connectionLimits, webSocketLimits: config.webSocketLimits })}\n`);
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  process.on('SIGUSR2', () => {
+    const ms = (ns: number) => Math.round(ns / 1e5) / 10;
+    process.stdout.write(`${JSON.stringify({ eventLoopDelay: { p50Ms: ms(loop.percentile(50)), p99Ms: ms(loop.percentile(99)), maxMs: ms(loop.max) } })}\n`);
+    loop.reset();
+  });
   const stop = async () => {
     await app.close().catch(() => undefined);
     await dataSource.destroy().catch(() => undefined);

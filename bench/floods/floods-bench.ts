@@ -89,6 +89,16 @@ function summary(probe: { ms: number[]; failed: number }) {
   return { checks: probe.ms.length, notOk: probe.failed, p50Ms: round(percentile(probe.ms, 50)), p99Ms: round(percentile(probe.ms, 99)), maxMs: round(probe.ms.at(-1) ?? NaN) };
 }
 
+let serverLines: ReturnType<typeof createInterface>;
+let serverProcess: ReturnType<typeof spawn>;
+
+/** The server's event-loop delay since the last call. */
+async function eventLoopDelay(): Promise<unknown> {
+  const line = new Promise<string>((resolve) => serverLines.once('line', resolve));
+  serverProcess.kill('SIGUSR2');
+  return (JSON.parse(await line) as { eventLoopDelay: unknown }).eventLoopDelay;
+}
+
 async function subscriptionFlood(server: ServerInfo, count: number, seconds: number) {
   const socket = new WebSocket(`ws://127.0.0.1:${server.port}/graphql`, 'graphql-transport-ws');
   const counts = { states: 0, refusals: {} as Record<string, number>, closeCode: undefined as number | undefined };
@@ -108,6 +118,7 @@ async function subscriptionFlood(server: ServerInfo, count: number, seconds: num
     socket.on('close', (code) => (counts.closeCode = code));
   });
   const before = processUsage(server.pid);
+  await eventLoopDelay();
   const probe = healthProbe(server.port);
   const query = 'subscription($id: ID!) { runProgress(runId: $id) { status progress { succeeded total } } }';
   for (let i = 0; i < count; i++) {
@@ -117,14 +128,16 @@ async function subscriptionFlood(server: ServerInfo, count: number, seconds: num
   await sleep(seconds * 1000);
   const after = processUsage(server.pid);
   const healthz = summary(await probe.stop());
+  const serverEventLoop = await eventLoopDelay();
   socket.terminate();
-  return { sent: count, ...counts, healthz, serverCpuSeconds: Math.round((after.cpuSeconds - before.cpuSeconds) * 100) / 100, serverRssMb: { before: before.rssMb, after: after.rssMb } };
+  return { sent: count, ...counts, healthz, serverEventLoop, serverCpuSeconds: Math.round((after.cpuSeconds - before.cpuSeconds) * 100) / 100, serverRssMb: { before: before.rssMb, after: after.rssMb } };
 }
 
 async function connectionFlood(server: ServerInfo, clients: number, idle: number, seconds: number) {
   const statuses: Record<string, number> = {};
   const idleSockets: Socket[] = [];
   const before = processUsage(server.pid);
+  await eventLoopDelay();
   const probe = healthProbe(server.port);
   let opened = 0;
   for (let i = 0; i < idle; i++) {
@@ -158,8 +171,9 @@ async function connectionFlood(server: ServerInfo, clients: number, idle: number
   await Promise.all(Array.from({ length: clients }, client));
   const after = processUsage(server.pid);
   const healthz = summary(await probe.stop());
+  const serverEventLoop = await eventLoopDelay();
   for (const socket of idleSockets) socket.destroy();
-  return { clients, idle, idleOpened: opened, answers: statuses, healthz, serverCpuSeconds: Math.round((after.cpuSeconds - before.cpuSeconds) * 100) / 100, serverRssMb: { before: before.rssMb, after: after.rssMb } };
+  return { clients, idle, idleOpened: opened, answers: statuses, healthz, serverEventLoop, serverCpuSeconds: Math.round((after.cpuSeconds - before.cpuSeconds) * 100) / 100, serverRssMb: { before: before.rssMb, after: after.rssMb } };
 }
 
 async function main(): Promise<void> {
@@ -168,8 +182,9 @@ async function main(): Promise<void> {
   const idle = argument('idle', 1200);
   const seconds = argument('seconds', 10);
   const child = spawn(process.execPath, [path.join(__dirname, 'flood-server.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
-  const server = JSON.parse(await new Promise<string>((resolve) => lines.once('line', resolve))) as ServerInfo;
+  serverProcess = child;
+  serverLines = createInterface({ input: child.stdout! });
+  const server = JSON.parse(await new Promise<string>((resolve) => serverLines.once('line', resolve))) as ServerInfo;
   try {
     const idleHealth = healthProbe(server.port);
     await sleep(2000);

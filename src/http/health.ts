@@ -28,22 +28,37 @@ export async function readiness(dataSource: DataSource, services: Pick<Services,
 
 /**
  * `SELECT 1` on a connection of its own, so that /healthz answers while the pool is busy with
- * requests (it would otherwise wait in the pool's queue behind them). Checks asked for while one
- * is under way share its answer: a flood of health checks costs one query at a time.
+ * requests (it would otherwise wait in the pool's queue behind them). An answer is given again
+ * for a second; after that, while it is younger than the timeout, it is given again while a new
+ * check runs (a busy database then delays no probe), and older ones wait for the new check.
+ * Checks asked for while one is under way share it: a flood of probes costs one query at a time.
  */
 export class DatabaseProbe {
   private client: Client | undefined;
   private pending: Promise<boolean> | undefined;
+  private last: { up: boolean; at: number } | undefined;
   private closed = false;
 
   constructor(
     private readonly connection: ClientConfig,
+    /** The server's own access to the database is open (its pool is not closed). */
+    private readonly open: () => boolean,
     private readonly timeoutMs = 2000,
+    private readonly freshMs = 1000,
   ) {}
 
-  /** The database answered within the timeout. */
+  /** The database answered within the timeout (at most a second or, while a new check runs, the timeout ago). */
   check(): Promise<boolean> {
-    this.pending ??= this.ask().finally(() => (this.pending = undefined));
+    if (!this.open()) return Promise.resolve(false);
+    const age = this.last ? Date.now() - this.last.at : Infinity;
+    if (this.last && age < this.freshMs) return Promise.resolve(this.last.up);
+    this.pending ??= this.ask()
+      .then((up) => {
+        this.last = { up, at: Date.now() };
+        return up;
+      })
+      .finally(() => (this.pending = undefined));
+    if (this.last?.up && age < this.timeoutMs) return Promise.resolve(true);
     return this.pending;
   }
 

@@ -215,6 +215,11 @@ describe('HTTP requests in flight', () => {
       const health = await fetch(`http://127.0.0.1:${t.port}/healthz`);
       expect(health.status).toBe(200);
       expect(await health.json()).toEqual({ status: 'ok', database: 'up' });
+      // Health checks ask on one connection of their own, however many come at once.
+      const checks = await Promise.all(Array.from({ length: 20 }, () => fetch(`http://127.0.0.1:${t.port}/healthz`).then((r) => r.status)));
+      expect(checks).toEqual(Array(20).fill(200));
+      const [probes] = (await t.dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'reportql-health' AND datname = current_database()`)) as { n: number }[];
+      expect(probes!.n).toBe(1);
     } finally {
       await closeAll(held);
     }
