@@ -71,17 +71,34 @@ function health(port: number): Promise<{ ms: number; status: number }> {
   });
 }
 
-/** Asks /healthz every 20 ms until stopped; the latencies of all answers. */
-function healthProbe(port: number): { stop: () => Promise<{ ms: number[]; failed: number }> } {
-  const pending: Promise<{ ms: number; status: number }>[] = [];
-  const timer = setInterval(() => pending.push(health(port)), HEALTH_EVERY_MS);
+/**
+ * Asks /healthz every 20 ms until stopped, from a process of its own, so that the flooding
+ * client's own work does not delay the probe; the latencies of all answers.
+ */
+async function healthProbe(port: number): Promise<{ stop: () => Promise<{ ms: number[]; failed: number }> }> {
+  const child = spawn(process.execPath, [__filename, '--probe-port', String(port)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  // Asking from its first line on: the flood starts after it.
+  await new Promise((resolve) => lines.once('line', resolve));
+  const answer = new Promise<string>((resolve) => lines.once('line', resolve));
   return {
     stop: async () => {
-      clearInterval(timer);
-      const answers = await Promise.all(pending);
-      return { ms: answers.map((a) => a.ms).sort((a, b) => a - b), failed: answers.filter((a) => a.status !== 200).length };
+      child.stdin!.end('stop\n');
+      return JSON.parse(await answer) as { ms: number[]; failed: number };
     },
   };
+}
+
+/** The probe process: asks until its stdin ends, then prints the latencies. */
+async function probeMain(port: number): Promise<void> {
+  const pending: Promise<{ ms: number; status: number }>[] = [];
+  const timer = setInterval(() => pending.push(health(port)), HEALTH_EVERY_MS);
+  process.stdout.write('asking\n');
+  process.stdin.resume();
+  await new Promise((resolve) => process.stdin.once('end', resolve));
+  clearInterval(timer);
+  const answers = await Promise.all(pending);
+  process.stdout.write(`${JSON.stringify({ ms: answers.map((a) => a.ms).sort((a, b) => a - b), failed: answers.filter((a) => a.status !== 200).length })}\n`);
 }
 
 function summary(probe: { ms: number[]; failed: number }) {
@@ -119,7 +136,7 @@ async function subscriptionFlood(server: ServerInfo, count: number, seconds: num
   });
   const before = processUsage(server.pid);
   await eventLoopDelay();
-  const probe = healthProbe(server.port);
+  const probe = await healthProbe(server.port);
   const query = 'subscription($id: ID!) { runProgress(runId: $id) { status progress { succeeded total } } }';
   for (let i = 0; i < count; i++) {
     if (socket.readyState !== WebSocket.OPEN) break;
@@ -138,7 +155,7 @@ async function connectionFlood(server: ServerInfo, clients: number, idle: number
   const idleSockets: Socket[] = [];
   const before = processUsage(server.pid);
   await eventLoopDelay();
-  const probe = healthProbe(server.port);
+  const probe = await healthProbe(server.port);
   let opened = 0;
   for (let i = 0; i < idle; i++) {
     const socket = connect(server.port, '127.0.0.1');
@@ -186,7 +203,7 @@ async function main(): Promise<void> {
   serverLines = createInterface({ input: child.stdout! });
   const server = JSON.parse(await new Promise<string>((resolve) => serverLines.once('line', resolve))) as ServerInfo;
   try {
-    const idleHealth = healthProbe(server.port);
+    const idleHealth = await healthProbe(server.port);
     await sleep(2000);
     const quiet = summary(await idleHealth.stop());
     const results = {
@@ -206,7 +223,8 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
+const probePort = argument('probe-port', 0);
+(probePort ? probeMain(probePort) : main()).catch((error: unknown) => {
   process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });
