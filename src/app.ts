@@ -263,6 +263,8 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
     if (error instanceof GraphQLError && !error.originalError) return error;
     return new GraphQLError('', { originalError: error instanceof Error ? error : new Error(String(error)) });
   };
+  /** What every operation over its connection's bound is answered: formatted once. */
+  let connectionRefusal: GraphQLError[] | undefined;
   /** Closes with 4429 once the refusal being returned has been sent: the client learns why. */
   const closeAfterAnswer = (socket: WebSocket, reason: string): void => {
     setImmediate(() => socket.close(TOO_MANY_REQUESTS_CLOSE, reason));
@@ -285,11 +287,11 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         return context;
       },
       onSubscribe: async (ctx, id, payload) => {
-        // Counted before anything else is done for it: a flood of operations is refused for free.
-        const refusal = operationLimits.refusalOnConnection(ctx, Object.keys(ctx.subscriptions).length);
+        // Counted before anything else is done for it: a flood of operations is refused almost for free.
+        const refusal = operationLimits.admitOnConnection(ctx, id);
         if (refusal) {
           if (refusal.close) closeAfterAnswer(ctx.extra.socket, 'Too many operations at once on one connection');
-          return formatted([wsRefusal(refusal.error)]);
+          return (connectionRefusal ??= formatted([wsRefusal(refusal.error)]));
         }
         try {
           const principal = await admitWs(ctx, wsKey(ctx.connectionParams, payload.extensions));
@@ -316,6 +318,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         return undefined;
       },
       onComplete: async (ctx, id) => {
+        operationLimits.releaseOnConnection(ctx, id);
         const context = wsOperations.get(ctx)?.get(id);
         if (context) operationLimits.release(context.principal.keyId, context);
         await flushAudit(context);
@@ -354,7 +357,9 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
         return { ...result, errors: formatted(result.errors as GraphQLError[]) };
       },
       onError: (ctx, id, _payload, errors) => {
-        // A document that fails validation ends here without onComplete.
+        if (errors === connectionRefusal) return connectionRefusal;
+        // A document that fails validation, or an operation refused after its connection admitted it, ends here without onComplete.
+        operationLimits.releaseOnConnection(ctx, id);
         const context = wsOperations.get(ctx)?.get(id);
         if (context) operationLimits.release(context.principal.keyId, context);
         return formatted(errors);
