@@ -28,10 +28,10 @@ export async function readiness(dataSource: DataSource, services: Pick<Services,
 
 /**
  * `SELECT 1` on a connection of its own, so that /healthz answers while the pool is busy with
- * requests (it would otherwise wait in the pool's queue behind them). An answer is given again
- * for a second; after that, while it is younger than the timeout, it is given again while a new
- * check runs (a busy database then delays no probe), and older ones wait for the new check.
- * Checks asked for while one is under way share it: a flood of probes costs one query at a time.
+ * requests (it would otherwise wait in the pool's queue behind them). A probe is answered with
+ * the last check's result at once, and a check older than a second is renewed for the next
+ * probes: a busy database delays no probe, and one that stops answering is reported within the
+ * check's timeout. Only the first probe waits for a check. A flood of probes costs one query at a time.
  */
 export class DatabaseProbe {
   private client: Client | undefined;
@@ -47,7 +47,7 @@ export class DatabaseProbe {
     private readonly freshMs = 1000,
   ) {}
 
-  /** The database answered within the timeout (at most a second or, while a new check runs, the timeout ago). */
+  /** The database answered the last check within the timeout. */
   check(): Promise<boolean> {
     if (!this.open()) return Promise.resolve(false);
     const age = this.last ? Date.now() - this.last.at : Infinity;
@@ -58,8 +58,7 @@ export class DatabaseProbe {
         return up;
       })
       .finally(() => (this.pending = undefined));
-    if (this.last?.up && age < this.timeoutMs) return Promise.resolve(true);
-    return this.pending;
+    return this.last ? Promise.resolve(this.last.up) : this.pending;
   }
 
   async close(): Promise<void> {
