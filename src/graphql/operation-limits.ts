@@ -1,4 +1,4 @@
-import { DomainException } from './errors';
+import { DomainException } from '../domain/errors';
 
 /** How many operations (subscriptions, queries, mutations) run at once over WebSocket. 0: no bound. */
 export interface WebSocketLimits {
