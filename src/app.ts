@@ -451,7 +451,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   });
   // Everything below is shed when the process is over its bounds; the health checks above are not.
   app.use(shedder.middleware());
-  app.use('/graphql', corsMiddleware(options.corsOrigins ?? []));
+  app.use('/graphql', corsMiddleware(options.corsOrigins ?? [], logger));
   app.all('/graphql', (_req, res, next) => {
     res.setHeader(SCHEMA_HASH_HEADER, schemaHash);
     next();
@@ -555,7 +555,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
   );
 
   // Downloads for R and Python, and charts for an <img>: the same keys and limits as /graphql.
-  app.use(['/exports', '/charts'], corsMiddleware(options.corsOrigins ?? []));
+  app.use(['/exports', '/charts'], corsMiddleware(options.corsOrigins ?? [], logger));
   registerExportRoutes(app, { services, limits, logger });
   registerChartRoutes(app, { services, limits, logger });
 

@@ -1,3 +1,5 @@
+import pino from 'pino';
+import { createLogger } from '../../src/logger';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const FRONT_END = 'http://localhost:5173';
@@ -5,8 +7,10 @@ const OTHER = 'https://evil.example';
 
 describe('CORS for browser front-ends', () => {
   let t: TestApp;
+  const lines: Record<string, unknown>[] = [];
   beforeAll(async () => {
-    t = await startTestApp({ http: { corsOrigins: [FRONT_END, 'https://app.example.org'] } });
+    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } as pino.DestinationStream);
+    t = await startTestApp({ logger, http: { corsOrigins: [FRONT_END, 'https://app.example.org'] } });
   });
   afterAll(() => t.close());
 
@@ -50,6 +54,26 @@ describe('CORS for browser front-ends', () => {
     }
   });
 
+  it('refuses the preflight of another origin with a 403 that names CORS_ORIGINS, and logs the origin once', async () => {
+    const response = await preflight('http://localhost:5174');
+    expect(response.status).toBe(403);
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+    const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect(body.errors[0]!.extensions.code).toBe('FORBIDDEN');
+    expect(body.errors[0]!.message).toContain('CORS_ORIGINS');
+    expect(body.errors[0]!.message).not.toContain('5174');
+    await preflight('http://localhost:5174');
+    const refusals = lines.filter((l) => String(l.msg).includes('CORS_ORIGINS') && l.origin === 'http://localhost:5174');
+    expect(refusals).toEqual([expect.objectContaining({ origin: 'http://localhost:5174', level: 40 })]);
+  });
+
+  it('logs no origin that is not one (the header is the client\'s text)', async () => {
+    const before = lines.length;
+    const response = await preflight('http://x.example/<script>');
+    expect(response.status).toBe(403);
+    expect(lines.slice(before).filter((l) => JSON.stringify(l).includes('script'))).toEqual([]);
+  });
+
   it('keeps the CSRF check: a simple request, which needs no preflight, is refused from any origin', async () => {
     for (const origin of [OTHER, FRONT_END]) {
       const form = await fetch(t.url, { method: 'POST', headers: { origin, 'content-type': 'text/plain' }, body: JSON.stringify({ query: 'mutation { createProject(input: { name: "csrf" }) { project { id } } }' }) });
@@ -72,5 +96,8 @@ describe('CORS by default', () => {
   it('allows no other origin when CORS_ORIGINS is unset', async () => {
     const response = await fetch(t.url, { method: 'OPTIONS', headers: { origin: FRONT_END, 'access-control-request-method': 'POST' } });
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
+    expect(response.status).toBe(403);
+    const body = (await response.json()) as { errors: { message: string }[] };
+    expect(body.errors[0]!.message).toContain('CORS_ORIGINS is unset');
   });
 });
