@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { EXAMPLE_IDS_QUERY, exampleVariables, GRAPHIQL_EXAMPLES, pickExampleIds } from './graphiql-examples';
@@ -13,7 +14,7 @@ const WELCOME = `# Welcome to ReportQL.
 #    first start (rql_…). It is kept in this browser and used by every tab; a tab's own
 #    Headers ({"Authorization": "Bearer …"}) take precedence.
 # 2. Run this query (▶ or Ctrl-Enter), or open an example from the Examples menu:
-#    the example opens in a new tab with its variables filled from your data.
+#    the example opens in a new GraphiQL tab with its variables filled from your data.
 #
 # Examples, also as links:
 __EXAMPLE_LINKS__
@@ -37,6 +38,8 @@ const PAGE_SCRIPT = String.raw`(function () {
   var exampleVariables = __EXAMPLE_VARIABLES__;
   var realFetch = window.fetch.bind(window);
   var lastSchema = null;
+  // Whether the result pane shows the answer sent while no key was known: setting a key clears it.
+  var showsNoKeyAnswer = false;
 
   function readKey() {
     try { return window.localStorage.getItem(STORAGE_KEY) || ''; } catch (e) { return ''; }
@@ -67,6 +70,10 @@ const PAGE_SCRIPT = String.raw`(function () {
       if (v) window.localStorage.setItem(STORAGE_KEY, v); else window.localStorage.removeItem(STORAGE_KEY);
     } catch (e) { /* storage disabled: the key lasts for this page only */ }
     showKey();
+    if (v && showsNoKeyAnswer) {
+      showsNoKeyAnswer = false;
+      setEditor('response', '');
+    }
     if (refresh && v && v !== before) refetchSchema();
   }
   function ownEndpoint(url) {
@@ -91,9 +98,13 @@ const PAGE_SCRIPT = String.raw`(function () {
       if (used !== readKey()) setKey(used, true);
     } else {
       used = readKey();
-      if (!used) return Promise.resolve(noKeyAnswer());
+      if (!used) {
+        showsNoKeyAnswer = true;
+        return Promise.resolve(noKeyAnswer());
+      }
       headers.set('authorization', used);
     }
+    showsNoKeyAnswer = false;
     return realFetch(input, Object.assign({}, init, { headers: headers })).then(function (response) {
       if (response.status === 401 && used === readKey()) setKey('', false);
       var schema = response.headers.get(SCHEMA_HEADER);
@@ -144,8 +155,66 @@ const PAGE_SCRIPT = String.raw`(function () {
   document.addEventListener('change', function (event) {
     var target = event.target;
     if (!target || target.id !== 'reportql-examples' || !target.value) return;
-    window.location.assign(ENDPOINT + '?example=' + encodeURIComponent(target.value));
+    var name = target.value;
+    target.value = '';
+    var example = EXAMPLES.filter(function (e) { return e.name === name; })[0];
+    // The page is 9 MB: an example opens in a new GraphiQL tab of this page, and only a page
+    // without the editor API falls back to loading the example's link.
+    if (!example || !editorModel('operation')) {
+      window.location.assign(ENDPOINT + '?example=' + encodeURIComponent(name));
+      return;
+    }
+    exampleRequest(example).then(function (request) {
+      window.history.pushState({ reportqlExample: name }, '', request.url);
+      openTab(request.query, request.variables);
+    });
   });
+  // Back and forward between examples: the address's query and variables into the current tab.
+  window.addEventListener('popstate', function () {
+    var url = new URL(window.location.href);
+    var query = url.searchParams.get('query');
+    if (query === null || !editorModel('operation')) return;
+    setEditor('operation', query);
+    setEditor('variables', url.searchParams.get('variables') || '');
+  });
+
+  /** GraphiQL's Monaco model of one editor ('operation', 'variables', 'response'), or null. */
+  function editorModel(kind) {
+    var api = window.monaco;
+    if (!api || !api.editor) return null;
+    var file = kind === 'operation' ? 'operation.graphql' : kind + '.json';
+    return api.editor.getModels().filter(function (m) { return m.uri.path.slice(-file.length - 1) === '/' + file; })[0] || null;
+  }
+  function setEditor(kind, text) {
+    var model = editorModel(kind);
+    if (model && model.getValue() !== text) model.setValue(text);
+  }
+  /** Adds a GraphiQL tab and fills it once GraphiQL has switched its editors to the new tab. */
+  function openTab(query, variables) {
+    var tabs = document.querySelectorAll('.graphiql-tab').length;
+    var before = (editorModel('operation') || { getValue: function () { return ''; } }).getValue();
+    var add = document.querySelector('.graphiql-tab-add');
+    if (add) add.click();
+    var frames = 0;
+    (function fill() {
+      var switched = document.querySelectorAll('.graphiql-tab').length > tabs && editorModel('operation').getValue() !== before;
+      if (add && !switched && frames++ < 120) { window.requestAnimationFrame(fill); return; }
+      setEditor('operation', query);
+      setEditor('variables', variables || '');
+      setEditor('response', '');
+    })();
+  }
+  /** An example's query, its variables filled from the key's data, and its address. */
+  function exampleRequest(example) {
+    return lookUpIds().then(function (ids) {
+      var variables = exampleVariables(example, ids);
+      var url = new URL(ENDPOINT, window.location.href);
+      url.searchParams.set('query', example.query);
+      var text = Object.keys(variables).length > 0 ? JSON.stringify(variables, null, 2) : '';
+      if (text) url.searchParams.set('variables', text);
+      return { query: example.query, variables: text, url: url.href };
+    });
+  }
 
   function escapeHtml(text) {
     return String(text).replace(/[&<>"']/g, function (c) { return '&#' + c.charCodeAt(0) + ';'; });
@@ -154,7 +223,7 @@ const PAGE_SCRIPT = String.raw`(function () {
     var options = EXAMPLES.map(function (e) { return '<option value="' + escapeHtml(e.name) + '">' + escapeHtml(e.title) + '</option>'; }).join('');
     return 'ReportQL <span style="margin-left:1em;font-size:0.8em;display:inline-flex;gap:0.5em">' +
       '<button type="button" id="reportql-key" title="The API key every tab uses">' + escapeHtml(keyLabel()) + '</button>' +
-      '<select id="reportql-examples" style="max-width:16em" title="Open an example in a new tab"><option value="">Examples\u2026</option>' + options + '</select></span>';
+      '<select id="reportql-examples" style="max-width:16em" title="Open an example in a new GraphiQL tab"><option value="">Examples\u2026</option>' + options + '</select></span>';
   }
   function welcome() {
     var base = window.location.origin + ENDPOINT + '?example=';
@@ -187,18 +256,10 @@ const PAGE_SCRIPT = String.raw`(function () {
         render(options);
         return;
       }
-      lookUpIds().then(function (ids) {
-        var variables = exampleVariables(example, ids);
-        url.searchParams.delete('example');
-        url.searchParams.set('query', example.query);
-        if (Object.keys(variables).length > 0) {
-          options.variables = JSON.stringify(variables, null, 2);
-          url.searchParams.set('variables', options.variables);
-        } else {
-          url.searchParams.delete('variables');
-        }
-        window.history.replaceState({}, '', url);
-        options.query = example.query;
+      exampleRequest(example).then(function (request) {
+        if (request.variables) options.variables = request.variables;
+        window.history.replaceState({ reportqlExample: name }, '', request.url);
+        options.query = request.query;
         render(options);
       });
     },
@@ -224,13 +285,24 @@ export function graphiqlPageScript(): string {
   return PAGE_SCRIPT.replace(/__[A-Z_]+__/g, (name) => replacements[name] ?? name);
 }
 
-let page: { html: string; gzipped: Buffer } | undefined;
+export interface GraphiqlPage {
+  html: string;
+  gzipped: Buffer;
+  /** Strong entity tags of the two encodings: the content hash, computed once per process. */
+  etag: string;
+  gzippedEtag: string;
+}
+
+let page: GraphiqlPage | undefined;
+
+/** Monaco's own switch for exposing `window.monaco`, which the page script drives the editors with. */
+const MONACO_PRIVATE = 'globalAPI: false,';
 
 /**
  * GraphiQL from our own server (no CDN). The options GraphiQL starts with are completed in the
  * browser (the page script's `start`), so one static page serves every key, example and link.
  */
-export function graphiqlPage(): { html: string; gzipped: Buffer } {
+export function graphiqlPage(): GraphiqlPage {
   if (!page) {
     const options = { title: 'ReportQL', endpoint: '/graphql', subscriptionsProtocol: 'WS' as const, defaultQuery: '# Write a query, or open one from the Examples menu above.\n' };
     const rendered = renderGraphiQL(options);
@@ -239,12 +311,15 @@ export function graphiqlPage(): { html: string; gzipped: Buffer } {
     const at = rendered.indexOf(json, call);
     const end = rendered.indexOf(');', at + json.length);
     const root = '<div id="root"></div>';
-    if (call < 0 || at < 0 || end < 0 || !/^\s*window\.document\.querySelector\('#root'\),\s*$/.test(rendered.slice(call + 'YogaGraphiQL.renderYogaGraphiQL('.length, at)) || !rendered.includes(root)) {
+    if (call < 0 || at < 0 || end < 0 || !rendered.includes(MONACO_PRIVATE) || !/^\s*window\.document\.querySelector\('#root'\),\s*$/.test(rendered.slice(call + 'YogaGraphiQL.renderYogaGraphiQL('.length, at)) || !rendered.includes(root)) {
       throw new Error('the GraphiQL page of @graphql-yoga/render-graphiql has an unexpected layout');
     }
     const start = `reportqlGraphiQL.start(function (options) { YogaGraphiQL.renderYogaGraphiQL(window.document.querySelector('#root'), options); }, ${scriptJson(options)});`;
-    const html = (rendered.slice(0, call) + start + rendered.slice(end + 2)).replace(root, () => `${root}\n<script>${graphiqlPageScript()}</script>`);
-    page = { html, gzipped: gzipSync(html) };
+    const html = (rendered.slice(0, call) + start + rendered.slice(end + 2))
+      .replace(MONACO_PRIVATE, 'globalAPI: true,')
+      .replace(root, () => `${root}\n<script>${graphiqlPageScript()}</script>`);
+    const hash = createHash('sha256').update(html).digest('base64url').slice(0, 32);
+    page = { html, gzipped: gzipSync(html), etag: `"${hash}"`, gzippedEtag: `"${hash}-gzip"` };
   }
   return page;
 }

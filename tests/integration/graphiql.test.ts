@@ -36,6 +36,36 @@ describe('GraphiQL', () => {
     expect(await json.json()).toEqual({ data: { viewer: { serverAdmin: true } } });
   });
 
+  it('lets the browser keep the 9 MB page: gzip, a strong ETag per encoding, revalidated with 304 and no body', async () => {
+    // A browser's reload sends max-age=0; fetch() would add no-cache with If-None-Match (an end-to-end reload).
+    const get = (headers: Record<string, string>) => fetch(t.url, { headers: { accept: NAVIGATION_ACCEPT, 'cache-control': 'max-age=0', ...headers } });
+    const first = await get({ 'accept-encoding': 'gzip, deflate, br' });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-encoding')).toBe('gzip');
+    expect(first.headers.get('cache-control')).toBe('no-cache');
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{16,}-gzip"$/);
+    expect((await first.text()).length).toBeGreaterThan(1_000_000);
+    expect((await get({ 'accept-encoding': 'gzip' })).headers.get('etag')).toBe(etag);
+
+    const revalidated = await get({ 'accept-encoding': 'gzip', 'if-none-match': etag! });
+    expect(revalidated.status).toBe(304);
+    expect(revalidated.headers.get('etag')).toBe(etag);
+    expect(await revalidated.text()).toBe('');
+
+    const plain = await get({ 'accept-encoding': 'identity' });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    const plainTag = plain.headers.get('etag');
+    expect(plainTag).toMatch(/^"[A-Za-z0-9_-]{16,}"$/);
+    expect(plainTag).not.toBe(etag);
+    await plain.arrayBuffer();
+    // Another encoding's tag, or another version's, is not this representation: the page is sent.
+    const other = await get({ 'accept-encoding': 'identity', 'if-none-match': etag! });
+    expect(other.status).toBe(200);
+    expect((await other.text()).length).toBeGreaterThan(1_000_000);
+    expect((await get({ 'accept-encoding': 'identity', 'if-none-match': plainTag! })).status).toBe(304);
+  });
+
   it('keeps Apollo\'s CSRF check for a GET query that does not ask for HTML', async () => {
     const response = await fetch(`http://127.0.0.1:${t.port}/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: '*/*' } });
     expect(response.status).toBe(400);
