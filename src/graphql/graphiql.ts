@@ -183,7 +183,8 @@ const PAGE_SCRIPT = String.raw`(function () {
     var api = window.monaco;
     if (!api || !api.editor) return null;
     var file = kind === 'operation' ? 'operation.graphql' : kind + '.json';
-    return api.editor.getModels().filter(function (m) { return m.uri.path.slice(-file.length - 1) === '/' + file; })[0] || null;
+    // GraphiQL names its models "<editor id>-operation.graphql" and so on.
+    return api.editor.getModels().filter(function (m) { return m.uri.path.slice(-file.length) === file; })[0] || null;
   }
   function setEditor(kind, text) {
     var model = editorModel(kind);

@@ -126,12 +126,15 @@ async function loadDemo(services: Services, logger: Logger, dir: string): Promis
     created.push({ folder, spec, useCaseId: useCase.id });
   }
   let next = 0;
+  let loaded = 0;
   const worker = async () => {
     while (next < created.length) {
       const item = created[next]!;
       next += 1;
+      const started = Date.now();
       await fillUseCase(services, item.folder, item.spec, item.useCaseId, modelIds);
-      logger.info({ useCase: item.spec.name }, 'demo use case loaded');
+      loaded += 1;
+      logger.info({ useCase: item.spec.name, loaded, of: created.length, ms: Date.now() - started }, `demo use case ${loaded} of ${created.length} loaded`);
     }
   };
   await Promise.all(Array.from({ length: SEED_CONCURRENCY }, worker));

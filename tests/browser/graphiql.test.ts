@@ -108,11 +108,48 @@ describe('GraphiQL in headless Chromium', () => {
 
     await keyButton.click();
     await first.waitForFunction(() => document.getElementById('reportql-key')?.textContent?.startsWith('API key \u2713'), undefined, { timeout: STEP_MS });
+    // The answer given while no key was known goes away with the key, before anything runs again.
+    await first.waitForFunction(() => !/UNAUTHENTICATED|Set API key/.test((document.querySelector('.graphiql-response') as HTMLElement | null)?.innerText ?? ''), undefined, { timeout: STEP_MS });
     expect(dialogs).toEqual([{ tab: 1, type: 'prompt' }]);
     expect(await first.evaluate((name) => window.localStorage.getItem(name), GRAPHIQL_KEY_STORAGE)).toBe(`Bearer ${t.adminKey}`);
 
     await execute(first);
     expect(await waitForResult(first, /"serverAdmin": true/)).toContain('"data"');
+  });
+
+  it('opens an example from the menu in a new GraphiQL tab of the same page: no second page load, the link in the address bar', async () => {
+    // A navigation (a page load) is the only request that asks to upgrade insecure requests.
+    const pageLoads = () => browser.requests.filter((r) => r.tab === 1 && r.via === 'cdp' && r.url.startsWith(`${origin}/graphql`) && r.headers['Upgrade-Insecure-Requests'] === '1').length;
+    const editor = (kind: string) =>
+      first.evaluate((file) => {
+        const models = (window as unknown as { monaco: { editor: { getModels(): { uri: { path: string }; getValue(): string }[] } } }).monaco.editor.getModels();
+        return models.find((m) => m.uri.path.endsWith(file))?.getValue() ?? null;
+      }, kind);
+    const loadsBefore = pageLoads();
+    expect(loadsBefore).toBeGreaterThanOrEqual(1);
+    const tabsBefore = await first.locator('.graphiql-tab').count();
+    await first.evaluate(() => ((window as unknown as { pageMarker: string }).pageMarker = 'still the first load'));
+
+    await first.locator('#reportql-examples').selectOption('first-look');
+    await first.waitForFunction(() => new URL(window.location.href).searchParams.get('query')?.includes('query FirstLook'), undefined, { timeout: STEP_MS });
+    await first.waitForFunction(() => (window as unknown as { monaco: { editor: { getModels(): { uri: { path: string }; getValue(): string }[] } } }).monaco.editor.getModels().some((m) => m.uri.path.endsWith('operation.graphql') && m.getValue().includes('query FirstLook')), undefined, { timeout: STEP_MS });
+    expect(await first.locator('.graphiql-tab').count()).toBe(Math.max(tabsBefore, 1) + 1);
+    expect(await first.locator('#reportql-examples').inputValue()).toBe('');
+    // GraphiQL names the tab after the operation once it has read the new text.
+    await first.locator('.graphiql-tab-active', { hasText: 'FirstLook' }).waitFor({ timeout: STEP_MS });
+    await execute(first);
+    expect(await waitForResult(first, /"serverAdmin": true/)).toContain('"totalCount"');
+
+    await first.locator('#reportql-examples').selectOption('register-endpoint');
+    await first.waitForFunction(() => new URL(window.location.href).searchParams.get('query')?.includes('registerEndpoint'), undefined, { timeout: STEP_MS });
+    await first.waitForFunction(() => (window as unknown as { monaco: { editor: { getModels(): { uri: { path: string }; getValue(): string }[] } } }).monaco.editor.getModels().some((m) => m.uri.path.endsWith('variables.json') && m.getValue().includes('projectId')), undefined, { timeout: STEP_MS });
+    expect(await editor('variables.json')).toContain(setup.projectId);
+
+    // Back: the previous example's address and query, still on the same page.
+    await first.goBack({ timeout: STEP_MS });
+    await first.waitForFunction(() => (window as unknown as { monaco: { editor: { getModels(): { uri: { path: string }; getValue(): string }[] } } }).monaco.editor.getModels().some((m) => m.uri.path.endsWith('operation.graphql') && m.getValue().includes('query FirstLook')), undefined, { timeout: STEP_MS });
+    expect(await first.evaluate(() => (window as unknown as { pageMarker?: string }).pageMarker)).toBe('still the first load');
+    expect(pageLoads()).toBe(loadsBefore);
   });
 
   it('runs the query in a second tab with the same key, without asking again', async () => {
