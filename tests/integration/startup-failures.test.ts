@@ -105,6 +105,21 @@ describe('a start that fails', () => {
     }
   }, 120_000);
 
+  it('names the database of DATABASE_URL when it does not exist there', async () => {
+    const t: TestApp = await startTestApp();
+    try {
+      const url = new URL(t.databaseUrl);
+      url.pathname = '/no_such_database';
+      const result = await runServer({ DATA_DIR: path.join(scratch, 'missing'), DATABASE_URL: url.href });
+      expect(result.code).toBe(1);
+      expectOneClearLine(result.stderr);
+      expect(result.stderr).toContain('the database named in DATABASE_URL does not exist');
+      expect(result.stderr + result.stdout).not.toContain(decodeURIComponent(url.password));
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
+
   it('names PORT when the port is busy', async () => {
     const busy = createServer();
     const port = await new Promise<number>((resolve) => busy.listen(0, '127.0.0.1', () => resolve((busy.address() as { port: number }).port)));
