@@ -1,6 +1,8 @@
 import cors from 'cors';
 import type { RequestHandler } from 'express';
+import { forbidden } from '../domain/errors';
 import type { Logger } from '../logger';
+import { sendFailure } from './route-auth';
 
 /** Headers a browser front-end may read from an answer (rate limits, schema changes, an export's file name). */
 const EXPOSED = ['Retry-After', 'X-ReportQL-Schema', 'Content-Disposition'];
@@ -27,7 +29,7 @@ function wellFormedOrigin(value: string | undefined): string | null {
  * answered 403 with a body naming CORS_ORIGINS (what the front-end developer sees in the
  * browser's network panel), and the server logs the refused origin once (what the operator adds).
  */
-export function corsMiddleware(origins: readonly string[], logger?: Logger): RequestHandler {
+export function corsMiddleware(origins: readonly string[], logger: Logger): RequestHandler {
   const allowed = new Set(origins);
   const logged = new Set<string>();
   const headers = cors({
@@ -47,20 +49,19 @@ export function corsMiddleware(origins: readonly string[], logger?: Logger): Req
       return;
     }
     const shown = wellFormedOrigin(origin);
-    if (logger && shown && !logged.has(shown) && logged.size < LOGGED_LIMIT) {
+    if (shown && !logged.has(shown) && logged.size < LOGGED_LIMIT) {
       logged.add(shown);
       logger.warn({ origin: shown }, `a browser on ${shown} was refused (CORS): add it to CORS_ORIGINS to let it call the API`);
     }
     res.vary('Origin');
-    res.status(403).json({
-      errors: [
-        {
-          message: allowed.size === 0
-            ? 'This origin may not call the API from a browser: CORS_ORIGINS is unset on the server. Set CORS_ORIGINS to a comma-separated list of origins, e.g. CORS_ORIGINS=http://localhost:5173'
-            : 'This origin is not in the server\'s CORS_ORIGINS: add it there (a comma-separated list of exact origins, e.g. https://app.example.org,http://localhost:5173)',
-          extensions: { code: 'FORBIDDEN' },
-        },
-      ],
-    });
+    sendFailure(
+      res,
+      logger,
+      forbidden(
+        allowed.size === 0
+          ? 'This origin may not call the API from a browser: CORS_ORIGINS is unset on the server. Set CORS_ORIGINS to a comma-separated list of origins, e.g. CORS_ORIGINS=http://localhost:5173'
+          : 'This origin is not in the server\'s CORS_ORIGINS: add it there (a comma-separated list of exact origins, e.g. https://app.example.org,http://localhost:5173)',
+      ),
+    );
   };
 }
