@@ -312,6 +312,8 @@ export class PredictionWriter {
         await client.query('COMMIT');
         return result.rows;
       } catch (error) {
+        // The error below decides what happens next; a ROLLBACK refused on a broken connection
+        // changes nothing (the server rolls the transaction back when the connection ends).
         if (runIds.length > 1) await client.query('ROLLBACK').catch(() => undefined);
         const code = (error as { code?: string }).code;
         // Serialisation failures and deadlocks are worth another try; the batch is idempotent.
