@@ -24,7 +24,8 @@ export {
   type RecordFormat,
 } from './parse-records';
 export { InlineFile, type InlineFiles } from './inline-file';
-export { createRecordReader, textSlices, TEXT_SLICE_CHARS, type RecordReader, type RecordReaderOptions, type RecordSink } from './record-reader';
+export { createRecordReader } from './record-reader';
+export { textSlices, TEXT_SLICE_CHARS, type RecordReader, type RecordReaderOptions, type RecordSink } from './record-stream';
 export { parseReports, ReportReader, type ParsedReport, type ParseReportsOptions, type ParseReportsResult } from './parse-reports';
 export {
   AnnotationReader,

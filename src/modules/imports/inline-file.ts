@@ -1,4 +1,4 @@
-import { TEXT_SLICE_CHARS } from './record-reader';
+import { TEXT_SLICE_CHARS } from './record-stream';
 
 const BACKSLASH = 0x5c;
 const LETTER_U = 0x75;

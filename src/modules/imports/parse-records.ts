@@ -1,7 +1,7 @@
 import type { RowError } from './import-errors';
 import { nameProblem, NUL, NUL_REASON } from './text-checks';
+import { createRecordReader } from './record-reader';
 import {
-  createRecordReader,
   describeType,
   recordError,
   textSlices,
@@ -10,12 +10,13 @@ import {
   type RecordReader,
   type RecordReaderOptions,
   type RecordSink,
-} from './record-reader';
+} from './record-stream';
 import { TimeSlices } from '../../event-loop';
 import { InlineFile } from './inline-file';
 import { isTruncated, type ImportSource } from './upload';
 
-export { detectDelimiter, recordError, setOwn, type ParsedRecord, type RecordFormat } from './record-reader';
+export { detectDelimiter } from './record-reader';
+export { recordError, setOwn, type ParsedRecord, type RecordFormat } from './record-stream';
 
 export interface ParseRecordsResult {
   rows: ParsedRecord[];
