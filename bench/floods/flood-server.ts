@@ -19,7 +19,7 @@ import { loadConfig } from '../../src/config';
 import { openDatabase } from '../../src/db/data-source';
 import { startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createLogger } from '../../src/logger';
-import { argument } from '../support/bench-server';
+import { argument, graphqlClient } from '../support/bench-server';
 
 async function main(): Promise<void> {
   const reports = argument('reports', 200);
@@ -35,16 +35,7 @@ async function main(): Promise<void> {
   const port = await app.listen(0, '127.0.0.1');
   const key = `rql_bench_${Date.now()}_admin_key_xxxxxxxx`;
   await app.services.apiKeys.ensureServerAdmin(key);
-  const gql = async (query: string, variables: Record<string, unknown> = {}): Promise<any> => {
-    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await response.json()) as { data?: any; errors?: unknown[] };
-    if (body.errors) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  };
+  const gql = graphqlClient(port, key);
 
   const variables = Array.from({ length: 8 }, (_, v) => ({ key: `v${v}`, type: 'CATEGORICAL', options: ['a', 'b', 'c'] }));
   const project = (await gql('mutation { createProject(input: { name: "floods" }) { project { id } } }')).createProject.project.id;

@@ -52,22 +52,27 @@ export async function startBenchServer(options: { secretKey?: string; analyticsT
     dataSource,
     services: app.services,
     key,
-    async gql(query, variables = {}) {
-      const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-        body: JSON.stringify({ query, variables }),
-      });
-      const body = (await response.json()) as { data?: any; errors?: unknown[] };
-      if (body.errors) throw new Error(JSON.stringify(body.errors));
-      return body.data;
-    },
+    gql: graphqlClient(port, key),
     async close() {
       await app.close();
       await dataSource.destroy();
       await database.stop();
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** Asks the server on `port` over HTTP with `key`; an answer with errors throws them. */
+export function graphqlClient(port: number, key: string): BenchServer['gql'] {
+  return async (query, variables = {}) => {
+    const response = await fetch(`http://127.0.0.1:${port}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as { data?: any; errors?: unknown[] };
+    if (body.errors) throw new Error(JSON.stringify(body.errors));
+    return body.data;
   };
 }
 
