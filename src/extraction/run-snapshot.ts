@@ -23,6 +23,7 @@ import type {
   StrategyContext,
   StrategyName,
 } from './types';
+import { EVIDENCE_KEY, type EvidenceMode } from './types';
 
 export const RUN_SNAPSHOT_VERSION = 1;
 
@@ -48,6 +49,11 @@ export interface RunSnapshot {
   graph: PromptGraphOptions | null;
   /** Overall time a report may take (every call, retry and backoff of it), milliseconds. */
   deadlineMs: number;
+  /**
+   * QUOTES: the model is asked for verbatim quotes per variable. Absent when NONE, so that the
+   * snapshots (and the extract fingerprints) of runs without evidence stay as they were.
+   */
+  evidence?: 'QUOTES';
 }
 
 /** Concurrent chat calls one report of this run makes at most (self-consistency samples run at once). */
@@ -78,6 +84,7 @@ export function strategyContext(snapshot: RunSnapshot, chat: ChatFn, report: Rep
   if (snapshot.thinking !== null) ctx.thinking = snapshot.thinking;
   if (snapshot.systemMessagesAllowed !== null) ctx.systemMessagesAllowed = snapshot.systemMessagesAllowed;
   if (snapshot.mergeConsecutiveMessages !== null) ctx.mergeConsecutiveMessages = snapshot.mergeConsecutiveMessages;
+  if (snapshot.evidence) ctx.evidence = snapshot.evidence;
   if (signal) ctx.signal = signal;
   return ctx;
 }
@@ -108,6 +115,8 @@ export interface RunSettings {
   constrained: boolean;
   thinking?: boolean | null;
   guided: boolean;
+  /** default NONE */
+  evidence?: EvidenceMode | null;
 }
 
 interface Range {
@@ -276,5 +285,13 @@ export function buildRunSnapshot(source: SnapshotSource, settings: RunSettings):
     graph: settings.stepTimeoutMs ? { stepTimeoutMs: settings.stepTimeoutMs } : null,
     deadlineMs: settings.deadlineMs ?? Math.min(MAX_DEADLINE_MS, 4 * endpoint.timeoutMs + 60_000),
   };
+  if (settings.evidence === 'QUOTES') {
+    const clash = variables.find((v) => v.key.trim().toLowerCase() === EVIDENCE_KEY);
+    if (clash) {
+      // The quotes sit beside the values under this key: a variable of that name would be ambiguous.
+      throw Object.assign(new ExtractionError('BAD_INPUT', `evidence QUOTES needs the answer key "${EVIDENCE_KEY}", which a variable of the use case already uses`), { field: 'evidence' });
+    }
+    snapshot.evidence = 'QUOTES';
+  }
   return { snapshot, warnings };
 }

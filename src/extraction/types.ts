@@ -142,6 +142,12 @@ export interface ExampleSelection {
   chosen?: boolean;
 }
 
+/** NONE: values only (the paper's prompt). QUOTES: zero or more verbatim quotes per variable too. */
+export type EvidenceMode = 'NONE' | 'QUOTES';
+
+/** The answer object's key holding the quotes: {variableKey: ["quote", …]} beside the values. */
+export const EVIDENCE_KEY = 'evidence';
+
 export interface StrategyContext {
   chat: ChatFn;
   model: string;
@@ -166,6 +172,8 @@ export interface StrategyContext {
   embed?: EmbedFn;
   selfConsistency?: SelfConsistencyOptions | null;
   graph?: PromptGraphOptions | null;
+  /** ask for quotes per variable (default NONE: the prompt and schema without them) */
+  evidence?: EvidenceMode;
   signal?: AbortSignal;
 }
 

@@ -15,6 +15,15 @@ registerEnumType(ConfigFormat, {
   description: 'MEDICAL_RECORD_LLM_YAML: the prompt (and model) YAML of the MedicalRecordLLM framework.',
 });
 
+export enum EvidenceMode {
+  NONE = 'NONE',
+  QUOTES = 'QUOTES',
+}
+registerEnumType(EvidenceMode, {
+  name: 'EvidenceMode',
+  description: 'NONE: values only (the prompt as without evidence). QUOTES: the model also gives verbatim quotes per variable, aligned to spans of the report.',
+});
+
 /** Decoding and strategy settings that do not vary across an experiment's grid. */
 @InputType()
 export class RunSettingsInput {
@@ -38,6 +47,12 @@ export class RunSettingsInput {
     description: 'Overall time one report may take, every call, retry and backoff included, milliseconds. Default: four endpoint timeouts plus a minute, within the bound the server allows.',
   })
   deadlineMs?: number | null;
+  @Field(() => EvidenceMode, {
+    nullable: true,
+    defaultValue: EvidenceMode.NONE,
+    description: 'QUOTES: the model also gives verbatim quotes per variable; each field then has its evidence spans in the report.',
+  })
+  evidence?: EvidenceMode | null;
 }
 
 /**

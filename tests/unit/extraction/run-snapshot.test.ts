@@ -1,5 +1,5 @@
 import { ExtractionError } from '../../../src/extraction/errors';
-import { buildRunSnapshot, MAX_DEADLINE_MS, runSettingsProblem, type RunSettings, type SnapshotSource } from '../../../src/extraction/run-snapshot';
+import { buildRunSnapshot, MAX_DEADLINE_MS, runSettingsProblem, strategyContext, type RunSettings, type SnapshotSource } from '../../../src/extraction/run-snapshot';
 import type { PromptExample } from '../../../src/extraction/types';
 
 const EXAMPLES: PromptExample[] = ['a', 'b', 'c', 'd'].map((name) => ({ name, input: `report ${name}`, output: { size: name } }));
@@ -131,5 +131,26 @@ describe('buildRunSnapshot', () => {
     expect(runSettingsProblem({ ...ZERO, deadlineMs: 10 })?.message).toBe(`deadlineMs must be an integer from 1000 to ${MAX_DEADLINE_MS}`);
     expect(runSettingsProblem({ ...ZERO, sampling: { topP: 0 } })?.message).toBe('sampling.topP must be a number above 0 and at most 1');
     expect(runSettingsProblem({ ...ZERO, samples: 20, temperatures: Array(20).fill(1), deadlineMs: 1000, sampling: { topP: 1, seed: 0 } })).toBeNull();
+  });
+});
+
+describe('buildRunSnapshot: evidence', () => {
+  it('stores QUOTES in the snapshot and the engine context; NONE or unset leaves no key, so existing snapshots stay the same', () => {
+    const quotes = buildRunSnapshot(source(), { ...ZERO, evidence: 'QUOTES' }).snapshot;
+    expect(quotes.evidence).toBe('QUOTES');
+    expect(strategyContext(quotes, async () => { throw new Error('no call'); }, { id: 'r', text: 't' }).evidence).toBe('QUOTES');
+    const none = buildRunSnapshot(source(), { ...ZERO, evidence: 'NONE' }).snapshot;
+    const unset = buildRunSnapshot(source(), ZERO).snapshot;
+    expect('evidence' in none).toBe(false);
+    expect(JSON.stringify(none)).toBe(JSON.stringify(unset));
+    expect(strategyContext(none, async () => { throw new Error('no call'); }, { id: 'r', text: 't' }).evidence).toBeUndefined();
+  });
+
+  it('refuses QUOTES when a variable is itself called "evidence", naming the setting', () => {
+    const clash = source({ variables: [{ key: 'Evidence', type: 'FREE_TEXT' } as SnapshotSource['variables'][number]] });
+    const error = thrown(() => buildRunSnapshot(clash, { ...ZERO, evidence: 'QUOTES' }));
+    expect(error.code).toBe('BAD_INPUT');
+    expect(error.field).toBe('evidence');
+    expect(buildRunSnapshot(clash, ZERO).snapshot.variables[0]!.key).toBe('Evidence');
   });
 });
