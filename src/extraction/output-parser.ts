@@ -13,14 +13,18 @@
  * 3. An unclosed object in a truncated output (finish_reason "length") keeps only its complete
  *    key/value pairs; when the model stopped by itself and only forgot the closing brace, the
  *    object is closed.
- * 4. Cells come from analytics' normaliseRecord (role "prediction"): no nearest-option guessing,
+ * 4. With evidence asked for, the answer's "evidence" object is taken out of it before anything
+ *    else: its quotes ({key: ["quote", …]}, a lone string read as one quote, anything but
+ *    strings dropped, at most MAX_QUOTES per variable) are returned apart, so they never reach
+ *    a value or its score.
+ * 5. Cells come from analytics' normaliseRecord (role "prediction"): no nearest-option guessing,
  *    no filling in of values. No object at all → every variable INVALID/MISSING; braces present
  *    but nothing parsable → every variable INVALID/OUT_OF_FORMAT.
  */
 import { foldText, normaliseRecord } from '../analytics/normalise';
 import type { NormalisedCell, VariableSpec } from '../analytics/types';
 import { findJsonCandidates, parseCandidate } from './json-candidates';
-import type { ParsedOutput } from './types';
+import { EVIDENCE_KEY, type ParsedOutput } from './types';
 
 export interface RawOutput {
   content: string | null | undefined;
@@ -30,6 +34,40 @@ export interface RawOutput {
 
 export interface ParseOptions {
   missingTokens?: readonly string[] | null;
+  /** the prompt asked for quotes: take them out of the answer (step 4) */
+  evidence?: boolean;
+}
+
+/** Quotes kept per variable; a model repeating itself past this adds nothing to check. */
+export const MAX_QUOTES = 20;
+
+function quoteList(value: unknown): string[] {
+  const items = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+  return items.filter((q): q is string => typeof q === 'string').slice(0, MAX_QUOTES);
+}
+
+/**
+ * The answer without its "evidence" object, and the quotes of every variable (an empty list for
+ * a variable the model gave none), keys matched as the values' keys are (case and spacing folded).
+ */
+export function takeQuotes(
+  variables: readonly VariableSpec[],
+  json: Record<string, unknown> | null,
+): { json: Record<string, unknown> | null; quotes: Record<string, string[]> } {
+  const quotes: Record<string, string[]> = {};
+  for (const v of variables) quotes[v.key] = [];
+  if (!json) return { json, quotes };
+  const evidenceKey = Object.keys(json).find((k) => foldText(k) === EVIDENCE_KEY);
+  if (evidenceKey === undefined) return { json, quotes };
+  const { [evidenceKey]: evidence, ...rest } = json;
+  if (isPlainObject(evidence)) {
+    const byFolded = new Map<string, string[]>();
+    for (const [k, value] of Object.entries(evidence)) if (!byFolded.has(foldText(k))) byFolded.set(foldText(k), quoteList(value));
+    for (const v of variables) {
+      quotes[v.key] = Object.prototype.hasOwnProperty.call(evidence, v.key) ? quoteList(evidence[v.key]) : (byFolded.get(foldText(v.key)) ?? []);
+    }
+  }
+  return { json: rest, quotes };
 }
 
 export interface SplitReasoning {
@@ -104,6 +142,14 @@ export function cellsOf(
 
 /** Parses one completion (see the file header). Never throws on model output. */
 export function parseOutput(raw: RawOutput, variables: readonly VariableSpec[], opts?: ParseOptions): ParsedOutput {
+  const parsed = parseAnswer(raw, variables, opts);
+  if (!opts?.evidence) return parsed;
+  // Values are read by their own keys only, so the cells are the same with or without the quotes.
+  const { json, quotes } = takeQuotes(variables, parsed.json);
+  return { ...parsed, json, quotes };
+}
+
+function parseAnswer(raw: RawOutput, variables: readonly VariableSpec[], opts: ParseOptions | undefined): ParsedOutput {
   const truncated = raw.finishReason === 'length';
   const { answerText, reasoning } = splitReasoning(raw.content ?? '', raw.reasoning, truncated);
   const folded = new Set(variables.map((v) => foldText(v.key)));

@@ -23,6 +23,11 @@
  *   {{n_examples}}        the number of examples in the prompt
  *   {{previous_answers}}  JSON of the answers of earlier prompt-graph steps ("{}" otherwise)
  *
+ * With evidence (`evidence: true`), `{{fields}}` gives every field a line asking for verbatim
+ * quotes and `{{json_template}}` a last key, "evidence", holding one empty list per variable:
+ * the answer keeps each value under its key and adds {"evidence": {key: ["quote", …]}}.
+ * Without it, nothing of the prompt changes.
+ *
  * A part overridden with an empty string is left out. GUIDED vs ZERO-SHOT prompting of the RADS
  * paper is the presence of the system rules: `guided: false` sends no system rules at all.
  * `systemMessagesAllowed: false` sends the rules as a user message (templates without a system
@@ -31,7 +36,7 @@
  */
 import { DEFAULT_MISSING_TOKENS, foldText } from '../analytics/normalise';
 import { renderTemplate } from './template';
-import type { ChatMessage, ExtractionVariable, PromptExample, PromptFamily, PromptParts, ReportInput } from './types';
+import { EVIDENCE_KEY, type ChatMessage, type ExtractionVariable, type PromptExample, type PromptFamily, type PromptParts, type ReportInput } from './types';
 import { jsonTemplateObject, promptTypeName, sortVariables } from './variables';
 
 export const DEFAULT_SYSTEM_DIRECT = [
@@ -89,6 +94,8 @@ export interface BuildPromptOptions {
   mergeConsecutiveMessages?: boolean;
   /** use-case missing tokens; the first one is the default shown for variables without a default */
   missingTokens?: readonly string[] | null;
+  /** ask for verbatim quotes per variable (see the file header) */
+  evidence?: boolean;
 }
 
 /** A named part of the prompt before merging (kept for debugging and golden files). */
@@ -128,6 +135,7 @@ function renderDefault(value: unknown): string {
 export function renderFieldInstructions(
   variables: readonly ExtractionVariable[],
   missingTokens?: readonly string[] | null,
+  evidence = false,
 ): string {
   const blocks: string[] = [];
   sortVariables(variables).forEach((v, i) => {
@@ -159,9 +167,15 @@ export function renderFieldInstructions(
     }
     const def = v.default !== undefined ? v.default : fallbackDefault(v, missingTokens);
     lines.push(`   - Default: ${renderDefault(def)}`);
+    if (evidence) lines.push(`   - ${evidenceInstruction(v.key)}`);
     blocks.push(lines.join('\n'));
   });
   return blocks.join('\n');
+}
+
+/** The field instruction asking for a variable's quotes. */
+export function evidenceInstruction(key: string): string {
+  return `Evidence: under ${JSON.stringify(EVIDENCE_KEY)}, ${JSON.stringify(key)}: a list of zero or more quotes copied verbatim from the report that support this value (an empty list when the report says nothing about it)`;
 }
 
 /**
@@ -173,9 +187,16 @@ export function formatJsonObject(obj: Readonly<Record<string, unknown>>): string
   return entries.length === 0 ? '{}' : `{\n${entries.join(',\n')}\n}`;
 }
 
-/** The JSON template for the given variables, keys in variable order. */
-export function renderJsonTemplate(variables: readonly ExtractionVariable[]): string {
-  return formatJsonObject(jsonTemplateObject(variables));
+/**
+ * The JSON template for the given variables, keys in variable order; with evidence, the
+ * "evidence" key last with an empty list of quotes per variable.
+ */
+export function renderJsonTemplate(variables: readonly ExtractionVariable[], evidence = false): string {
+  const template = jsonTemplateObject(variables);
+  if (!evidence) return formatJsonObject(template);
+  const quotes: Record<string, string[]> = {};
+  for (const v of sortVariables(variables)) quotes[v.key] = [];
+  return formatJsonObject({ ...template, [EVIDENCE_KEY]: quotes });
 }
 
 /** An example's answer as the assistant would give it: a ```json block, restricted to `keys` if given. */
@@ -228,8 +249,9 @@ function variableTexts(
   vars: readonly ExtractionVariable[],
   scopeKeys: readonly string[] | null,
   missingTokens: readonly string[] | null | undefined,
+  evidence: boolean,
 ): VariableTexts {
-  const key = JSON.stringify([scopeKeys, missingTokens ?? null]);
+  const key = JSON.stringify([scopeKeys, missingTokens ?? null, evidence]);
   let byScope = variableTextCache.get(all);
   if (!byScope) {
     byScope = new Map();
@@ -238,8 +260,8 @@ function variableTexts(
   let texts = byScope.get(key);
   if (!texts) {
     texts = {
-      fields: renderFieldInstructions(vars, missingTokens),
-      json_template: renderJsonTemplate(vars),
+      fields: renderFieldInstructions(vars, missingTokens, evidence),
+      json_template: renderJsonTemplate(vars, evidence),
       keys: vars.map((v) => JSON.stringify(v.key)).join(', '),
     };
     byScope.set(key, texts);
@@ -260,7 +282,7 @@ export function buildPromptSections(opts: BuildPromptOptions): PromptSection[] {
   const previous = opts.previousAnswers && Object.keys(opts.previousAnswers).length > 0 ? opts.previousAnswers : null;
 
   const values: Record<string, string> = {
-    ...variableTexts(opts.variables, vars, scopeKeys, opts.missingTokens),
+    ...variableTexts(opts.variables, vars, scopeKeys, opts.missingTokens, opts.evidence === true),
     report: opts.report.text,
     report_id: opts.report.id,
     n_examples: String(examples.length),

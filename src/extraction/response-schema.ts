@@ -12,10 +12,12 @@
  * - FREE_TEXT / EXACT_STRING: string or null; dictionary types (with a `structure`): an object
  *   (or array of objects) with the structure's keys as optional string/number/array properties;
  * - LIST: array of strings.
+ * - with evidence, a last required property "evidence": an object with every variable's key
+ *   (required) holding an array of strings, the quotes.
  * `strict: true` is requested; servers that implement only a subset (vLLM guided decoding, SGLang,
  * llama.cpp) accept these keywords (enum, anyOf, type arrays, required, additionalProperties).
  */
-import type { ExtractionVariable, JsonSchemaFormat } from './types';
+import { EVIDENCE_KEY, type ExtractionVariable, type JsonSchemaFormat } from './types';
 import { sortVariables } from './variables';
 
 function withStringDefault(v: ExtractionVariable, values: unknown[]): unknown[] {
@@ -64,20 +66,22 @@ export function variableSchema(v: ExtractionVariable): Record<string, unknown> {
   }
 }
 
-/** The object schema for a set of variables. */
-export function buildResponseSchema(variables: readonly ExtractionVariable[]): Record<string, unknown> {
+/** The object schema for a set of variables, with the quotes per variable when `evidence`. */
+export function buildResponseSchema(variables: readonly ExtractionVariable[], evidence = false): Record<string, unknown> {
   const ordered = sortVariables(variables);
   const properties: Record<string, unknown> = {};
   for (const v of ordered) properties[v.key] = variableSchema(v);
-  return {
-    type: 'object',
-    properties,
-    required: ordered.map((v) => v.key),
-    additionalProperties: false,
-  };
+  const required = ordered.map((v) => v.key);
+  if (evidence) {
+    const quotes: Record<string, unknown> = {};
+    for (const v of ordered) quotes[v.key] = { type: 'array', items: { type: 'string' } };
+    properties[EVIDENCE_KEY] = { type: 'object', properties: quotes, required: ordered.map((v) => v.key), additionalProperties: false };
+    required.push(EVIDENCE_KEY);
+  }
+  return { type: 'object', properties, required, additionalProperties: false };
 }
 
 /** response_format for the chat request. */
-export function buildResponseFormat(variables: readonly ExtractionVariable[], name = 'extraction'): JsonSchemaFormat {
-  return { type: 'json_schema', json_schema: { name, schema: buildResponseSchema(variables), strict: true } };
+export function buildResponseFormat(variables: readonly ExtractionVariable[], name = 'extraction', evidence = false): JsonSchemaFormat {
+  return { type: 'json_schema', json_schema: { name, schema: buildResponseSchema(variables, evidence), strict: true } };
 }

@@ -189,6 +189,8 @@ export interface ParsedOutput {
   truncated: boolean;
   /** the object needed repair (trailing commas, quotes, Python literals, unterminated, …) */
   repaired: boolean;
+  /** with evidence asked for: the quotes per variable, taken out of `json` */
+  quotes?: Record<string, string[]>;
 }
 
 export interface CallRecord {
@@ -203,6 +205,8 @@ export interface CallRecord {
   promptTokens: number | null;
   completionTokens: number | null;
   attempts: number;
+  /** with evidence: the quotes this call gave per variable */
+  quotes?: Record<string, string[]>;
 }
 
 export interface SampleRecord extends Partial<CallRecord> {
@@ -254,4 +258,9 @@ export interface ExtractionResult {
   steps?: StepRecord[];
   /** variables not asked because their prompt-graph condition did not hold (they take their default) */
   skipped: string[];
+  /**
+   * With evidence: the model's quotes per variable, as it wrote them (untrusted), from the call
+   * whose value was taken (the chosen sample, the variable's step); absent without evidence.
+   */
+  quotes?: Record<string, string[]>;
 }

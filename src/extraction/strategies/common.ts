@@ -68,7 +68,7 @@ export function buildRequest(
   if (s.frequencyPenalty !== undefined) req.frequencyPenalty = s.frequencyPenalty;
   if (s.presencePenalty !== undefined) req.presencePenalty = s.presencePenalty;
   if (s.repetitionPenalty !== undefined) req.repetitionPenalty = s.repetitionPenalty;
-  if (ctx.constrained) req.responseFormat = buildResponseFormat(schemaVariables);
+  if (ctx.constrained) req.responseFormat = buildResponseFormat(schemaVariables, undefined, ctx.evidence === 'QUOTES');
   if (ctx.thinking !== undefined) req.thinking = ctx.thinking;
   const signal = overrides?.signal ?? ctx.signal;
   if (signal) req.signal = signal;
@@ -85,9 +85,9 @@ export async function callOnce(
   const parsed = parseOutput(
     { content: completion.content, reasoning: completion.reasoning, finishReason: completion.finishReason },
     variables,
-    { missingTokens: ctx.missingTokens },
+    { missingTokens: ctx.missingTokens, evidence: ctx.evidence === 'QUOTES' },
   );
-  return {
+  const record: CallRecord = {
     raw: completion.content,
     reasoning: parsed.reasoning,
     json: parsed.json,
@@ -100,6 +100,8 @@ export async function callOnce(
     completionTokens: completion.completionTokens,
     attempts: completion.attempts,
   };
+  if (parsed.quotes) record.quotes = parsed.quotes;
+  return record;
 }
 
 /** JSON-safe values: VALUE → value, MISSING → null, INVALID → key left out (see cells). */

@@ -25,7 +25,7 @@ class StepTimeout extends Error {
 }
 
 type KeyState =
-  | { kind: 'ASKED'; cell: NormalisedCell; rawValue: unknown; hasRaw: boolean }
+  | { kind: 'ASKED'; cell: NormalisedCell; rawValue: unknown; hasRaw: boolean; quotes: string[] }
   | { kind: 'SKIPPED'; cell: NormalisedCell }
   | { kind: 'UNANSWERED'; cell: NormalisedCell };
 
@@ -123,6 +123,7 @@ export async function runPromptGraph(ctx: StrategyContext): Promise<ExtractionRe
       systemMessagesAllowed: ctx.systemMessagesAllowed,
       mergeConsecutiveMessages: ctx.mergeConsecutiveMessages,
       missingTokens: ctx.missingTokens,
+      evidence: ctx.evidence === 'QUOTES',
     });
     try {
       const call = await withTimeout(ctx.graph?.stepTimeoutMs, ctx.signal, (signal) =>
@@ -131,7 +132,7 @@ export async function runPromptGraph(ctx: StrategyContext): Promise<ExtractionRe
       calls.push(call);
       for (const v of ask) {
         const raw = lookupRaw(call.json, v.key);
-        state.set(v.key, { kind: 'ASKED', cell: call.cells[v.key]!, rawValue: raw.value, hasRaw: raw.has });
+        state.set(v.key, { kind: 'ASKED', cell: call.cells[v.key]!, rawValue: raw.value, hasRaw: raw.has, quotes: call.quotes?.[v.key] ?? [] });
       }
       records.set(step.step, { ...base, ...call, status: 'COMPLETED' });
     } catch (e) {
@@ -159,9 +160,12 @@ export async function runPromptGraph(ctx: StrategyContext): Promise<ExtractionRe
   const cells: ExtractionResult['cells'] = {};
   const json: Record<string, unknown> = {};
   const skipped: string[] = [];
+  // Each variable's quotes from the step that asked it; a skipped or unanswered one has none.
+  const quotes: Record<string, string[]> = {};
   for (const v of p.variables) {
     const st = state.get(v.key)!;
     cells[v.key] = st.cell;
+    quotes[v.key] = st.kind === 'ASKED' ? st.quotes : [];
     if (st.kind === 'SKIPPED') {
       skipped.push(v.key);
       json[v.key] = v.default ?? null;
@@ -172,7 +176,7 @@ export async function runPromptGraph(ctx: StrategyContext): Promise<ExtractionRe
   const steps = plan.steps.map((s) => records.get(s.step)!);
   const executed = steps.filter((s) => s.status === 'COMPLETED');
   const truncated = calls.some((c) => c.truncated);
-  return {
+  const result: ExtractionResult = {
     strategy: 'PROMPT_GRAPH',
     values: valuesOf(cells),
     cells,
@@ -191,6 +195,8 @@ export async function runPromptGraph(ctx: StrategyContext): Promise<ExtractionRe
     steps,
     skipped,
   };
+  if (ctx.evidence === 'QUOTES') result.quotes = quotes;
+  return result;
 }
 
 export const promptGraph: Strategy = {

@@ -58,6 +58,7 @@ export async function runSelfConsistency(ctx: StrategyContext): Promise<Extracti
     systemMessagesAllowed: ctx.systemMessagesAllowed,
     mergeConsecutiveMessages: ctx.mergeConsecutiveMessages,
     missingTokens: ctx.missingTokens,
+    evidence: ctx.evidence === 'QUOTES',
   });
   const seeds = temperatures.map((_, i) => (ctx.seed === undefined || ctx.seed === null ? null : ctx.seed + i));
   const settled = await Promise.allSettled(
@@ -82,18 +83,23 @@ export async function runSelfConsistency(ctx: StrategyContext): Promise<Extracti
   const embed = ctx.embed ?? lexicalEmbedFn;
   const cells: ExtractionResult['cells'] = {};
   const json: Record<string, unknown> = {};
+  // The quotes of the sample whose value was chosen: another sample's quotes may support another value.
+  const quotes: Record<string, string[]> = {};
   for (const v of p.variables) {
     const perSample = settled.map((s) => (s.status === 'fulfilled' ? s.value.cells[v.key] : undefined));
     const outcome = await aggregateCells(v, perSample, embed);
     cells[v.key] = outcome.cell;
+    quotes[v.key] = [];
     if (outcome.winner !== null) {
-      const winnerJson = (settled[outcome.winner] as PromiseFulfilledResult<CallRecord>).value.json;
+      const winner = (settled[outcome.winner] as PromiseFulfilledResult<CallRecord>).value;
+      const winnerJson = winner.json;
       if (winnerJson && Object.prototype.hasOwnProperty.call(winnerJson, v.key)) json[v.key] = winnerJson[v.key];
+      quotes[v.key] = winner.quotes?.[v.key] ?? [];
     }
   }
   const calls = ok.map((x) => x.call);
   const truncated = calls.some((c) => c.truncated);
-  return {
+  const result: ExtractionResult = {
     strategy: 'SELF_CONSISTENCY',
     values: valuesOf(cells),
     cells,
@@ -112,6 +118,8 @@ export async function runSelfConsistency(ctx: StrategyContext): Promise<Extracti
     samples,
     skipped: [],
   };
+  if (ctx.evidence === 'QUOTES') result.quotes = quotes;
+  return result;
 }
 
 function failedAttempts(settled: readonly PromiseSettledResult<unknown>[]): number {

@@ -17,9 +17,10 @@ export async function runSingleCall(ctx: StrategyContext, strategy: StrategyName
     systemMessagesAllowed: ctx.systemMessagesAllowed,
     mergeConsecutiveMessages: ctx.mergeConsecutiveMessages,
     missingTokens: ctx.missingTokens,
+    evidence: ctx.evidence === 'QUOTES',
   });
   const call = await callOnce(ctx, buildRequest(ctx, messages, p.variables), p.variables);
-  return {
+  const result: ExtractionResult = {
     strategy,
     values: valuesOf(call.cells),
     cells: call.cells,
@@ -37,6 +38,8 @@ export async function runSingleCall(ctx: StrategyContext, strategy: StrategyName
     calls: 1,
     skipped: [],
   };
+  if (call.quotes) result.quotes = call.quotes;
+  return result;
 }
 
 /** A strategy that makes one call with the prompt family of `name`. */
