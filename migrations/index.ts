@@ -12,6 +12,7 @@ import { RunCellColumns1764556000000 } from './1764556000000-run-cell-columns';
 import { RunCellCodes1764566000000 } from './1764566000000-run-cell-codes';
 import { BackgroundTasks1764576000000 } from './1764576000000-background-tasks';
 import { JobClaims1764577000000 } from './1764577000000-job-claims';
+import { PredictionEvidence1764586000000 } from './1764586000000-prediction-evidence';
 
 /** Applied in this order; a landed migration is never edited, only followed by a new one. */
 export const MIGRATIONS: Function[] = [
@@ -29,4 +30,5 @@ export const MIGRATIONS: Function[] = [
   RunCellCodes1764566000000,
   BackgroundTasks1764576000000,
   JobClaims1764577000000,
+  PredictionEvidence1764586000000,
 ];

@@ -618,7 +618,7 @@ export class RunExecutor {
     const signal = abort.signal;
     const t0 = performance.now();
     const key = { projectId: runtime.projectId, runId: runtime.runId, reportId: report.id };
-    const settings = { deadlineMs: snapshot.deadlineMs, secrets: [runtime.apiKey] };
+    const settings = { deadlineMs: snapshot.deadlineMs, secrets: [runtime.apiKey], reportText: report.text };
     let outcome: PredictionOutcome | null = null;
     try {
       const result = await runStrategy(snapshot.strategy, strategyContext(snapshot, runtime.chat, { id: report.external_id, text: report.text }, signal));

@@ -2,6 +2,7 @@
  * How one report's extraction ends, for runs (the executor) and extract calls alike: a strategy's
  * result or error becomes the prediction row that is stored and what the caller is told.
  */
+import { alignmentIndex, alignQuote, type AlignedQuote } from '../extraction/evidence-alignment';
 import type { ExtractionResult } from '../extraction/types';
 import { describeFailure, redact, type Failure } from './failure';
 import { UnstorableRowError, unstorableProblem, type PredictionRow, type RowKey } from './prediction-writer';
@@ -25,11 +26,26 @@ export function emptyRow(key: RowKey): PredictionRow {
     error: null,
     errorCode: null,
     inputTruncated: false,
+    evidence: null,
   };
 }
 
+/**
+ * Each variable's quotes aligned to spans of the report text (METRICS.md §10), against the whole
+ * stored text even when the prompt had it cut to the context: a span is a place in the report.
+ */
+export function alignedEvidence(reportText: string, quotes: Readonly<Record<string, readonly string[]>>): Record<string, AlignedQuote[]> {
+  const out: Record<string, AlignedQuote[]> = {};
+  let index: ReturnType<typeof alignmentIndex> | null = null;
+  for (const [key, list] of Object.entries(quotes)) {
+    if (list.length > 0) index ??= alignmentIndex(reportText);
+    out[key] = list.map((quote) => alignQuote(index!, quote));
+  }
+  return out;
+}
+
 /** The row of a report the strategy answered: cells (skipped ones marked), outputs, usage. */
-export function succeededRow(key: RowKey, result: ExtractionResult): PredictionRow {
+export function succeededRow(key: RowKey, result: ExtractionResult, reportText: string): PredictionRow {
   const skipped = new Set(result.skipped);
   const cells: Record<string, unknown> = {};
   for (const [k, cell] of Object.entries(result.cells)) cells[k] = skipped.has(k) ? { ...cell, skipped: true } : cell;
@@ -49,6 +65,7 @@ export function succeededRow(key: RowKey, result: ExtractionResult): PredictionR
     completionTokens: result.completionTokens,
     attempts: result.attempts,
     inputTruncated: result.inputTruncated,
+    evidence: result.quotes ? alignedEvidence(reportText, result.quotes) : null,
   };
 }
 
@@ -76,6 +93,8 @@ export interface OutcomeSettings {
   deadlineMs: number;
   /** Redacted from every stored message (the endpoint's API key). */
   secrets: readonly (string | null | undefined)[];
+  /** The report's whole text, which the quotes of an answer with evidence are aligned to. */
+  reportText: string;
 }
 
 /** The row to store; the strategy's result, or the failure in the row; how long the report took. */
@@ -90,7 +109,7 @@ export type PredictionOutcome =
  */
 export function predictionOutcome(key: RowKey, ending: StrategyEnding, settings: OutcomeSettings): PredictionOutcome {
   if ('result' in ending) {
-    const row = succeededRow(key, ending.result);
+    const row = succeededRow(key, ending.result, settings.reportText);
     const problem = unstorableProblem(row);
     const latencyMs = Math.round(ending.result.latencyMs);
     if (!problem) return { status: 'SUCCEEDED', row, result: ending.result, latencyMs };

@@ -16,6 +16,7 @@
  * idle, a prediction is written the moment it finishes.
  */
 import type { Pool, PoolClient } from 'pg';
+import type { AlignedQuote } from '../extraction/evidence-alignment';
 import { findValueProblem, type ValueProblem } from '../db/storable';
 import type { RunChange, RunEventPublisher } from './events';
 import { finishedRunStatusSql } from './run-status';
@@ -39,6 +40,8 @@ export interface PredictionRow {
   error: string | null;
   errorCode: string | null;
   inputTruncated: boolean;
+  /** with evidence QUOTES: the aligned quotes per variable key; null without evidence */
+  evidence: Record<string, AlignedQuote[]> | null;
 }
 
 export interface InsertedRow {
@@ -87,8 +90,8 @@ export class UnstorableRowError extends Error {
 
 /** Why `row` cannot be stored as it is (see {@link UnstorableRowError}), or null. */
 export function unstorableProblem(row: PredictionRow): ValueProblem | null {
-  const { values, cells, parsed, raw, reasoning, samples, finishReason, error } = row;
-  return findValueProblem({ values, cells, parsed, raw, reasoning, samples, finishReason, error });
+  const { values, cells, parsed, raw, reasoning, samples, finishReason, error, evidence } = row;
+  return findValueProblem({ values, cells, parsed, raw, reasoning, samples, finishReason, error, evidence });
 }
 
 /** @throws UnstorableRowError when `row` cannot be stored as it is */
@@ -129,15 +132,16 @@ export function isUnstorable(error: unknown): boolean {
 const INSERT = `
   WITH input AS (
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-                         $10::text[], $11::text[], $12::int[], $13::int[], $14::int[], $15::int[], $16::text[], $17::text[], $18::bool[])
+                         $10::text[], $11::text[], $12::int[], $13::int[], $14::int[], $15::int[], $16::text[], $17::text[], $18::bool[],
+                         $19::text[])
       AS u(project_id, run_id, report_id, status, vals, cells, parsed, raw, reasoning, samples, finish_reason, latency_ms,
-           prompt_tokens, completion_tokens, attempts, error, error_code, input_truncated)
+           prompt_tokens, completion_tokens, attempts, error, error_code, input_truncated, evidence)
   ), inserted AS (
     INSERT INTO predictions (project_id, run_id, report_id, report_ordinal, status, "values", cells, parsed, raw, reasoning, samples,
-                             finish_reason, latency_ms, prompt_tokens, completion_tokens, attempts, error, error_code, input_truncated)
+                             finish_reason, latency_ms, prompt_tokens, completion_tokens, attempts, error, error_code, input_truncated, evidence)
     SELECT u.project_id, u.run_id, u.report_id, r.ordinal, u.status, u.vals::jsonb, u.cells::jsonb, u.parsed::jsonb, u.raw, u.reasoning,
            u.samples::jsonb, u.finish_reason, u.latency_ms, u.prompt_tokens, u.completion_tokens, u.attempts, u.error, u.error_code,
-           u.input_truncated
+           u.input_truncated, u.evidence::jsonb
     FROM input u JOIN reports r ON r.id = u.report_id
     ORDER BY u.run_id, u.report_id
     ON CONFLICT (run_id, report_id) DO NOTHING
@@ -193,6 +197,7 @@ function insertParameters(rows: PredictionRow[]): unknown[] {
     rows.map((r) => r.error),
     rows.map((r) => r.errorCode),
     rows.map((r) => r.inputTruncated),
+    rows.map((r) => json(r.evidence)),
   ];
 }
 

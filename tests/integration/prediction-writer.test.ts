@@ -46,6 +46,7 @@ describe('the prediction writer', () => {
     error: null,
     errorCode: null,
     inputTruncated: false,
+    evidence: null,
     ...extra,
   });
 

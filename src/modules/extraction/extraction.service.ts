@@ -203,7 +203,7 @@ export class ExtractionService {
     const started = performance.now();
     const deadline = AbortSignal.timeout(snapshot.deadlineMs);
     const abort = signal ? AbortSignal.any([deadline, signal]) : deadline;
-    const outcomeSettings = { deadlineMs: snapshot.deadlineMs, secrets: [apiKey] };
+    const outcomeSettings = { deadlineMs: snapshot.deadlineMs, secrets: [apiKey], reportText: input.text };
     let outcome: PredictionOutcome;
     try {
       const result = await runStrategy(input.strategy, strategyContext(snapshot, this.endpoints.connections.chat(target.endpoint), { id: input.reportId, text: input.text }, abort));

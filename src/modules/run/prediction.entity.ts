@@ -1,6 +1,7 @@
 import { Field, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { NormalisedCell } from '../../analytics/types';
+import type { AlignedQuote } from '../../extraction/evidence-alignment';
 import { Node } from '../../graphql/node';
 import { DateTimeScalar, JSONScalar } from '../../graphql/scalars';
 import { InvalidCategory } from '../annotation/annotation.entity';
@@ -115,6 +116,10 @@ export class Prediction extends Node {
   })
   @Column({ name: 'error_code', type: 'varchar', length: 32, nullable: true })
   errorCode!: string | null;
+
+  /** With evidence QUOTES: each variable's quotes aligned to the report (read through `fields`). */
+  @Column({ type: 'jsonb', nullable: true })
+  evidence!: Record<string, AlignedQuote[]> | null;
 
   @Field({ description: "The report was cut to the model's context before it was sent." })
   @Column({ name: 'input_truncated', type: 'boolean', default: false })

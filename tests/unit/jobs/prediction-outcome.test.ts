@@ -6,7 +6,7 @@ import { TERMINAL_RUN_STATUSES } from '../../../src/jobs/run-status';
 import { LlmError } from '../../../src/llm/llm-error';
 
 const KEY = { projectId: 'p', runId: 'r', reportId: 'x' };
-const SETTINGS = { deadlineMs: 5000, secrets: ['sk-secret-1234'] };
+const SETTINGS = { deadlineMs: 5000, secrets: ['sk-secret-1234'], reportText: 'Grade G2 tumour, 14 mm.' };
 
 function result(overrides: Partial<ExtractionResult> = {}): ExtractionResult {
   return {
@@ -52,7 +52,30 @@ describe('a prediction outcome', () => {
       error: null,
       errorCode: null,
       inputTruncated: true,
+      evidence: null,
     });
+  });
+
+  it('aligns the quotes of an answer with evidence to the whole report text, in the stored row', () => {
+    // The report was cut for the prompt; the span is still found in the stored text.
+    const quotes = { size: ['14 mm', 'GRADE  g2', 'Grade G2 tumor', 'lymph nodes'], site: [] };
+    const outcome = predictionOutcome(KEY, { result: result({ quotes }) }, SETTINGS);
+    expect(outcome.status).toBe('SUCCEEDED');
+    const evidence = outcome.row.evidence!;
+    expect(Object.keys(evidence)).toEqual(['size', 'site']);
+    expect(evidence.site).toEqual([]);
+    expect(evidence.size!.map((q) => q.status)).toEqual(['EXACT', 'NORMALISED', 'FUZZY', 'UNALIGNED']);
+    for (const q of evidence.size!) {
+      if (q.status === 'UNALIGNED') expect([q.start, q.end, q.text, q.occurrences]).toEqual([null, null, null, 0]);
+      else expect(SETTINGS.reportText.slice(q.start!, q.end!)).toBe(q.text);
+    }
+    expect(evidence.size![0]).toEqual({ quote: '14 mm', status: 'EXACT', start: 17, end: 22, text: '14 mm', occurrences: 1 });
+  });
+
+  it('fails an answer whose quotes cannot be stored with UNSTORABLE', () => {
+    const outcome = predictionOutcome(KEY, { result: result({ quotes: { size: ['cut \ud800 off'] } }) }, SETTINGS);
+    expect(outcome.row.errorCode).toBe('UNSTORABLE');
+    expect(outcome.row.evidence).toBeNull();
   });
 
   it('fails an answer that cannot be stored with UNSTORABLE, keeping the usage of its calls and none of its text', () => {
@@ -78,7 +101,7 @@ describe('a prediction outcome', () => {
   });
 
   it('turns a row PostgreSQL refused into an UNSTORABLE one in our own words', () => {
-    const row = succeededRow(KEY, result());
+    const row = succeededRow(KEY, result(), "");
     expect(unstorableRow(row, Object.assign(new Error('invalid input syntax'), { code: '22P02' }))).toMatchObject({
       ...KEY,
       status: 'FAILED',
