@@ -87,6 +87,8 @@ export const LIST_SIZES: Readonly<Record<string, { typical: number; max: number 
   'RunScores.variables': { typical: 20, max: 200 },
   'Prediction.fields': { typical: 20, max: 200 },
   'ExtractPayload.fields': { typical: 20, max: 200 },
+  // A field's quotes (the parser keeps at most MAX_QUOTES per variable).
+  'PredictedField.evidence': { typical: 2, max: 20 },
   'ExtractPayload.skipped': { typical: 5, max: 200 },
   'VariableAgreement.pairs': { typical: 3, max: 1_225 },
   'RunScores.invalid': { typical: 6, max: 6 },

@@ -121,7 +121,7 @@ function extractAnswer(outcome: PredictionOutcome, variables: readonly Variable[
     errorCode: null,
     values: result.values,
     // The stored cells, skipped ones marked: the fields read as the stored prediction's do.
-    fields: predictedFields(variables.map((v) => v.key), outcome.row.cells as Record<string, StoredCell>),
+    fields: predictedFields(variables.map((v) => v.key), outcome.row.cells as Record<string, StoredCell>, outcome.row.evidence),
     json: result.json,
     raw: list(result.raw),
     reasoning: list(result.reasoning).filter((r) => r !== null && r !== ''),

@@ -18,6 +18,39 @@ registerEnumType(PredictionStatus, {
 /** Per-variable outcome as stored: the normalised cell plus whether a prompt-graph step skipped it. */
 export type StoredCell = NormalisedCell & { skipped?: boolean };
 
+export enum EvidenceStatus {
+  EXACT = 'EXACT',
+  NORMALISED = 'NORMALISED',
+  FUZZY = 'FUZZY',
+  UNALIGNED = 'UNALIGNED',
+}
+registerEnumType(EvidenceStatus, {
+  name: 'EvidenceStatus',
+  description:
+    'How a quote was found in the report (docs/concepts.md, Evidence): EXACT as written; NORMALISED after case, Unicode form, whitespace and line-end hyphens were evened out; FUZZY as the most similar passage (similarity at least 0.85); UNALIGNED not found (no span: the quote is only what the model wrote).',
+});
+
+@ObjectType({ description: "A quote the model gave for a value, and where it is in the report: [start, end) in UTF-16 code units, as JavaScript's String.slice counts." })
+export class EvidenceSpan {
+  @Field({ description: "What the model quoted, as it wrote it: the model's text, not the report's." })
+  quote!: string;
+
+  @Field(() => EvidenceStatus)
+  status!: EvidenceStatus;
+
+  @Field(() => Int, { nullable: true, description: 'First UTF-16 code unit of the span in the report text; null when UNALIGNED.' })
+  start!: number | null;
+
+  @Field(() => Int, { nullable: true, description: "One past the span's last code unit; null when UNALIGNED." })
+  end!: number | null;
+
+  @Field(() => String, { nullable: true, description: "The report's text of the span (text.slice(start, end)); null when UNALIGNED." })
+  text!: string | null;
+
+  @Field(() => Int, { description: 'How many places of the report matched as well (the span is the first); 0 when UNALIGNED.' })
+  occurrences!: number;
+}
+
 @ObjectType({ description: 'One variable of one prediction.' })
 export class PredictedField {
   @Field()
@@ -37,6 +70,9 @@ export class PredictedField {
 
   @Field({ description: 'A prompt-graph condition skipped this variable; it took its default.' })
   skipped!: boolean;
+
+  @Field(() => [EvidenceSpan], { description: "The model's quotes for this value, each aligned to the report; empty when the run asked for no evidence. Never part of the value's score." })
+  evidence!: EvidenceSpan[];
 }
 
 @Entity('predictions')

@@ -99,6 +99,6 @@ export class PredictionResolver {
     const run = await ctx.loaders.get(runById).load(prediction.runId);
     if (!run) return [];
     const variables = await ctx.loaders.get(variablesByUseCase).load(run.useCaseId);
-    return predictedFields(variables.map((v) => v.key), prediction.cells);
+    return predictedFields(variables.map((v) => v.key), prediction.cells, prediction.evidence);
   }
 }
