@@ -6,12 +6,14 @@
  * synthetic reference of seeds/demo, and answers as one of the demo's model profiles would
  * (right, plausibly wrong, sometimes invalid), after a latency that follows the profile's
  * prefill and decode speed. Texts that are not demo reports get a cautious answer (every asked
- * field at its default). Served model names all say "simulator".
+ * field at its default). Asked for evidence, it adds quotes of the report to its answer (some
+ * verbatim, some with changed case or spacing, slightly wrong or invented; see the fake server's
+ * Evidence section). Served model names all say "simulator".
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { startFakeLlm, type FakeChatBody, type FakeChatContext, type FakeLlm, type FakeResponseSpec } from '../../tests/support/fake-llm/fake-llm-server';
+import { startFakeLlm, withFakeEvidence, type FakeChatBody, type FakeChatContext, type FakeLlm, type FakeResponseSpec } from '../../tests/support/fake-llm/fake-llm-server';
 import { EXTRACTION_CASES } from '../demo/cases-extraction';
 import { RADS_CASES } from '../demo/cases-rads';
 import { hash, missingOf, MODELS, type ModelProfile, Rng, simulateAnswer, type Strategy, tokens, type Value, type VarDef, type VarType } from '../demo/lib';
@@ -176,7 +178,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     const promptTokens = tokens(text);
     const completionTokens = tokens(simulated.content) + (simulated.reasoning ? tokens(simulated.reasoning) : 0);
     const maxTokens = typeof body['max_tokens'] === 'number' ? (body['max_tokens'] as number) : typeof body['max_completion_tokens'] === 'number' ? (body['max_completion_tokens'] as number) : null;
-    let content = simulated.content;
+    // Asked for evidence, the simulator quotes the report as a model would: mostly right, some
+    // quotes with changed case or spacing, slightly wrong or invented (the fake server's mix).
+    let content = withFakeEvidence(simulated.content, body, ctx.messages, hash(found?.id ?? ctx.model) % 1000);
     let finishReason: string = simulated.finishReason;
     if (maxTokens !== null && tokens(content) > maxTokens) {
       content = content.slice(0, Math.floor(maxTokens * 3.6));

@@ -68,6 +68,18 @@
  *    present (first enum value, `""`, `0`, `false`, `[]`, nested objects with all properties),
  *    else `'{}'`.
  *
+ * ## Evidence
+ * When the prompt asks for quotes (its JSON template has an `"evidence": {…}` line, or the
+ * response_format schema an `evidence` property), the answers of sources 4 and 5 that are a JSON
+ * object without an `evidence` key get one: `fakeQuotes(reportText, keys, evidenceSeed)` gives
+ * the i-th key one quote of the kind `QUOTE_KINDS[(seed + i) % 4]`, cut from the report text
+ * (after the `[file name]: …` line) at a position drawn with `seed + i`:
+ * `EXACT` a verbatim slice; `CASE_AND_SPACE` that slice with the case of its ASCII letters
+ * swapped and each space doubled (aligns NORMALISED); `SLIGHTLY_WRONG` a slice of at least 30
+ * characters with one letter in its middle changed (aligns FUZZY); `INVENTED` a sentence that is
+ * not in the report (UNALIGNED). `evidenceSeed` (default 1) is an option like the others. Scripted
+ * answers (queue, rules, handler) are sent as they are; a handler can call `withFakeEvidence`.
+ *
  * A response spec (`FakeResponseSpec`):
  * `{ content?, reasoning?, finishReason?, usage?: {promptTokens?, completionTokens?},
  *    status?, error?, errorType?, retryAfter?, headers?, delayMs?, dropConnection?, rawBody?,
@@ -289,6 +301,8 @@ export interface FakeLlmOptions {
   metrics?: boolean;
   /** Answer from `ANSWER:` / `FAIL:` / `STALL:` markers in the report's user message. */
   answerFromReport?: boolean;
+  /** Seed of the quotes added when the prompt asks for evidence (see Evidence; default 1). */
+  evidenceSeed?: number;
   /** Faults injected into chat completions, each a probability per request; `null` turns them off. */
   faults?: FakeFaultMix | null;
 }
@@ -409,6 +423,77 @@ export function fakeEmbedding(text: string, dim = 64): number[] {
     return vector;
   }
   return vector.map((v) => v / norm);
+}
+
+export const QUOTE_KINDS = ['EXACT', 'CASE_AND_SPACE', 'SLIGHTLY_WRONG', 'INVENTED'] as const;
+export type QuoteKind = (typeof QUOTE_KINDS)[number];
+
+/** One quote per key, of the kinds and from the places the Evidence section of the header says. */
+export function fakeQuotes(reportText: string, keys: readonly string[], seed = 1): Record<string, { quote: string; kind: QuoteKind }[]> {
+  const out: Record<string, { quote: string; kind: QuoteKind }[]> = {};
+  keys.forEach((key, i) => {
+    const kind = QUOTE_KINDS[(((seed + i) % 4) + 4) % 4]!;
+    const random = seededRandom(seed + i);
+    const length = Math.min(reportText.length, kind === 'SLIGHTLY_WRONG' ? 36 : 24);
+    const start = Math.floor(random() * (reportText.length - length + 1));
+    const slice = reportText.slice(start, start + length);
+    let quote: string;
+    if (kind === 'EXACT') quote = slice;
+    else if (kind === 'CASE_AND_SPACE') quote = slice.replace(/[a-zA-Z]/g, (c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).replace(/ /g, '  ');
+    else if (kind === 'SLIGHTLY_WRONG') {
+      const middle = Math.floor(slice.length / 2);
+      quote = slice.slice(0, middle) + (slice[middle] === 'q' ? 'z' : 'q') + slice.slice(middle + 1);
+    } else quote = `Fake quote ${seed + i}: nothing of the sort was written`;
+    out[key] = [{ quote, kind }];
+  });
+  return out;
+}
+
+/** The report text of a prompt in the built-in layout: the message after its `[file name]:` line. */
+export function promptReportText(messages: readonly FakeChatMessage[]): string | null {
+  const message = messages.find((m) => m.role === 'user' && m.content.startsWith('[file name]:'));
+  if (!message) return null;
+  const newline = message.content.indexOf('\n');
+  return newline < 0 ? '' : message.content.slice(newline + 1);
+}
+
+/** The keys a prompt asks quotes for: its JSON template's evidence line, else its schema's; null when it asks for none. */
+export function evidenceKeysAsked(body: FakeChatBody, messages: readonly FakeChatMessage[]): string[] | null {
+  for (const m of messages) {
+    const line = /^\s*"evidence": (\{.*\})\s*$/m.exec(m.content);
+    if (!line) continue;
+    try {
+      return Object.keys(JSON.parse(line[1]!) as Record<string, unknown>);
+    } catch {
+      // not a template line
+    }
+  }
+  const schema = (body['response_format'] as { json_schema?: { schema?: { properties?: Record<string, { properties?: object }> } } } | undefined)?.json_schema?.schema;
+  const evidence = schema?.properties?.['evidence']?.properties;
+  return evidence ? Object.keys(evidence) : null;
+}
+
+/**
+ * `content` with fake quotes added when the prompt asks for evidence and the content's answer (the
+ * whole content, or its last ```json block) is an object without an `evidence` key; else as it was.
+ */
+export function withFakeEvidence(content: string, body: FakeChatBody, messages: readonly FakeChatMessage[], seed = 1): string {
+  const keys = evidenceKeysAsked(body, messages);
+  const text = promptReportText(messages);
+  if (!keys || text === null) return content;
+  const fences = [...content.matchAll(/```json\n([\s\S]*?)\n```/g)];
+  const last = fences[fences.length - 1];
+  const [from, to] = last ? [last.index! + 8, last.index! + 8 + last[1]!.length] : [0, content.length];
+  let answer: unknown;
+  try {
+    answer = JSON.parse(content.slice(from, to));
+  } catch {
+    return content;
+  }
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer) || 'evidence' in answer) return content;
+  const quotes = fakeQuotes(text, keys, seed);
+  const evidence = Object.fromEntries(Object.entries(quotes).map(([k, list]) => [k, list.map((q) => q.quote)]));
+  return content.slice(0, from) + JSON.stringify({ ...answer, evidence }) + content.slice(to);
 }
 
 /** Builds a value valid against a (simple) JSON schema, for the default handler. */
@@ -586,6 +671,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     maxRunning: checkMaxRunning(options.maxRunning ?? DEFAULT_MAX_RUNNING),
     metrics: options.metrics ?? true,
     answerFromReport: options.answerFromReport ?? false,
+    evidenceSeed: options.evidenceSeed ?? 1,
     faults: checkFaults(options.faults),
   };
   let faultRandom = seededRandom(settings.faults?.seed ?? 1);
@@ -858,7 +944,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       if (spec) return spec;
     }
     const fromReport = settings.answerFromReport ? specFromReport(reportMessage(ctx.messages), defaultContent(body)) : undefined;
-    return fromReport ?? { content: defaultContent(body) };
+    const spec = fromReport ?? { content: defaultContent(body) };
+    if (typeof spec.content === 'string') spec.content = withFakeEvidence(spec.content, body, ctx.messages, settings.evidenceSeed);
+    return spec;
   };
 
   const defaultContent = (body: FakeChatBody): string => {
@@ -1258,6 +1346,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       if (next.maxRunning !== undefined) settings.maxRunning = checkMaxRunning(next.maxRunning);
       if (next.metrics !== undefined) settings.metrics = next.metrics;
       if (next.answerFromReport !== undefined) settings.answerFromReport = next.answerFromReport;
+      if (next.evidenceSeed !== undefined) settings.evidenceSeed = next.evidenceSeed;
       if (next.faults !== undefined) {
         settings.faults = checkFaults(next.faults);
         faultRandom = seededRandom(settings.faults?.seed ?? 1);
