@@ -73,10 +73,10 @@
  * response_format schema an `evidence` property), the answers of sources 4 and 5 that are a JSON
  * object without an `evidence` key get one: `fakeQuotes(reportText, keys, evidenceSeed)` gives
  * the i-th key one quote of the kind `QUOTE_KINDS[(seed + i) % 4]`, cut from the report text
- * (after the `[file name]: …` line) at a position drawn with `seed + i`:
+ * (after the `[file name]: …` line) at a position drawn with `seed + i`, in whole characters:
  * `EXACT` a verbatim slice; `CASE_AND_SPACE` that slice with the case of its ASCII letters
- * swapped and each space doubled (aligns NORMALISED); `SLIGHTLY_WRONG` a slice of at least 30
- * characters with one letter in its middle changed (aligns FUZZY); `INVENTED` a sentence that is
+ * swapped and each space doubled (aligns NORMALISED); `SLIGHTLY_WRONG` a slice of up to 36
+ * code units with one ASCII letter from its middle on changed (aligns FUZZY); `INVENTED` a sentence that is
  * not in the report (UNALIGNED). `evidenceSeed` (default 1) is an option like the others. Scripted
  * answers (queue, rules, handler) are sent as they are; a handler can call `withFakeEvidence`.
  *
@@ -435,14 +435,20 @@ export function fakeQuotes(reportText: string, keys: readonly string[], seed = 1
     const kind = QUOTE_KINDS[(((seed + i) % 4) + 4) % 4]!;
     const random = seededRandom(seed + i);
     const length = Math.min(reportText.length, kind === 'SLIGHTLY_WRONG' ? 36 : 24);
-    const start = Math.floor(random() * (reportText.length - length + 1));
-    const slice = reportText.slice(start, start + length);
+    let start = Math.floor(random() * (reportText.length - length + 1));
+    let end = start + length;
+    // Whole characters only: no half of a surrogate pair, no accent cut from its letter.
+    const partOfPrevious = (at: number): boolean => /^[\udc00-\udfff\p{M}]/u.test(reportText.slice(at, at + 1));
+    while (start < end && partOfPrevious(start)) start++;
+    while (end > start && end < reportText.length && partOfPrevious(end)) end--;
+    const slice = reportText.slice(start, end);
     let quote: string;
     if (kind === 'EXACT') quote = slice;
     else if (kind === 'CASE_AND_SPACE') quote = slice.replace(/[a-zA-Z]/g, (c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).replace(/ /g, '  ');
     else if (kind === 'SLIGHTLY_WRONG') {
-      const middle = Math.floor(slice.length / 2);
-      quote = slice.slice(0, middle) + (slice[middle] === 'q' ? 'z' : 'q') + slice.slice(middle + 1);
+      const letter = slice.slice(Math.floor(slice.length / 2)).search(/[a-zA-Z]/);
+      const at = letter < 0 ? slice.length : Math.floor(slice.length / 2) + letter;
+      quote = slice.slice(0, at) + (slice[at] === 'q' ? 'z' : 'q') + slice.slice(at + 1);
     } else quote = `Fake quote ${seed + i}: nothing of the sort was written`;
     out[key] = [{ quote, kind }];
   });
