@@ -78,15 +78,18 @@ const PREDICTION_COLUMNS = ['report_external_id', 'status', 'error_code'];
 /**
  * Columns of the predictions CSV: the report, the prediction's status and error code, then per
  * variable its value and its invalid category (empty when valid; both empty: MISSING). A variable
- * whose key is one of the fixed columns is written as `value.<key>`.
+ * whose key is one of the fixed columns is written as `value.<key>`. A run with evidence has, per
+ * variable, a last `<key>.evidence` column: the field's spans as a JSON array.
  */
-function predictionHeader(variables: string[]): string[] {
+function predictionHeader(variables: string[], evidence: boolean): string[] {
   const column = (key: string) => (PREDICTION_COLUMNS.includes(key) ? `value.${key}` : key);
-  return [...PREDICTION_COLUMNS, ...variables.map(column), ...variables.map((key) => `${column(key)}.invalid`)];
+  const spans = evidence ? variables.map((key) => `${column(key)}.evidence`) : [];
+  return [...PREDICTION_COLUMNS, ...variables.map(column), ...variables.map((key) => `${column(key)}.invalid`), ...spans];
 }
 
-function predictionRecord(p: ExportedPrediction, variables: string[]): unknown[] {
-  return [p.reportExternalId, p.status, p.errorCode, ...variables.map((k) => p.fields[k]!.value), ...variables.map((k) => p.fields[k]!.invalidCategory)];
+function predictionRecord(p: ExportedPrediction, variables: string[], evidence: boolean): unknown[] {
+  const spans = evidence ? variables.map((k) => JSON.stringify(p.fields[k]!.evidence ?? [])) : [];
+  return [p.reportExternalId, p.status, p.errorCode, ...variables.map((k) => p.fields[k]!.value), ...variables.map((k) => p.fields[k]!.invalidCategory), ...spans];
 }
 
 function predictionJson(p: ExportedPrediction, variables: string[]): string {
@@ -185,13 +188,13 @@ export function registerExportRoutes(app: Express, deps: RouteDependencies): voi
         let first = true;
         const head =
           format === 'csv'
-            ? csvRecord(predictionHeader(data.variables), spreadsheet)
+            ? csvRecord(predictionHeader(data.variables, data.run.evidence), spreadsheet)
             : `{"run":${JSON.stringify({ id: data.run.id, name: data.run.name, strategy: data.run.strategy })},"variables":${JSON.stringify(data.variables)},"predictions":[`;
         if (!(await write(res, head))) return;
         for await (const page of data.pages(gone.signal)) {
           let chunk = '';
           for (const p of page) {
-            chunk += format === 'csv' ? csvRecord(predictionRecord(p, data.variables), spreadsheet) : `${first ? '' : ','}\n${predictionJson(p, data.variables)}`;
+            chunk += format === 'csv' ? csvRecord(predictionRecord(p, data.variables, data.run.evidence), spreadsheet) : `${first ? '' : ','}\n${predictionJson(p, data.variables)}`;
             first = false;
             audit.read('PREDICTIONS', data.run.projectId);
           }

@@ -1,6 +1,7 @@
 import type { RunExecutor } from '../../src/jobs/executor';
 import { fakeQuotes, startFakeLlm, type FakeLlm, type QuoteKind } from '../support/fake-llm/fake-llm-server';
 import { ok } from '../support/graphql-fixtures';
+import { parseWithPython } from '../support/python-parse';
 import { collect, expectedValues, RUN_VARIABLES, setUpRuns, startExecutor, waitForStatus, wsClient, type RunSetup } from '../support/run-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -88,6 +89,19 @@ describe('evidence through the public API', () => {
     }
     expect(events.length).toBeGreaterThanOrEqual(1);
     for (const event of events) expectEvidence(event.predictionAdded.fields, event.predictionAdded.report.text, 1);
+
+    // The exports: one `<key>.evidence` column per variable with the spans as JSON, and the spans in the JSON's fields.
+    const download = async (file: string) => (await fetch(`http://127.0.0.1:${t.port}/exports/runs/${run.id}/${file}`, { headers: { authorization: `Bearer ${t.adminKey}` } })).text();
+    const { header, rows: csv } = parseWithPython(await download('predictions.csv'), 'csv') as { header: string[]; rows: Record<string, string>[] };
+    expect(header.slice(-2)).toEqual(['diagnosis.evidence', 'breslow_mm.evidence']);
+    const json = JSON.parse(await download('predictions.json')) as { predictions: { fields: Record<string, { evidence: Field['evidence'] }> }[] };
+    expect(csv).toHaveLength(REPORTS);
+    for (const [i, node] of nodes.entries()) {
+      for (const field of node.fields) {
+        expect(JSON.parse(csv[i]![`${field.key}.evidence`]!)).toEqual(field.evidence);
+        expect(json.predictions[i]!.fields[field.key]!.evidence).toEqual(field.evidence);
+      }
+    }
   });
 
   it('an extract call with evidence QUOTES answers with the aligned spans (exact and invented quotes)', async () => {

@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
 import { notFound } from '../../domain/errors';
 import { toGlobalId } from '../../domain/global-id';
+import type { AlignedQuote } from '../../extraction/evidence-alignment';
 import { Role } from '../api-key/api-key.entity';
 import type { Principal } from '../api-key/principal';
 import type { DatasetService } from '../dataset/dataset.service';
@@ -24,6 +25,8 @@ export interface RunHeader {
   name: string;
   strategy: string;
   projectId: string;
+  /** The run asked for quotes (evidence QUOTES): its fields carry their spans. */
+  evidence: boolean;
 }
 
 /** One variable of one exported prediction, as `Prediction.fields` has it. */
@@ -33,6 +36,8 @@ export interface ExportedField {
   missing: boolean;
   invalidCategory: string | null;
   skipped: boolean;
+  /** The field's quotes aligned to the report, as `PredictedField.evidence`; only for runs with evidence. */
+  evidence?: AlignedQuote[];
 }
 
 export interface ExportedPrediction {
@@ -119,30 +124,31 @@ export class ExportService {
     const run = await this.runs.get(principal, runId, Role.VIEWER);
     const variables = await this.dataSource.getRepository(Variable).find({ where: { useCaseId: run.useCaseId }, order: { order: 'ASC' } });
     const keys = variables.map((v) => v.key);
+    const evidence = run.config?.['evidence'] === 'QUOTES';
     const dataSource = this.dataSource;
     return {
-      run: { id: toGlobalId('Run', run.id), name: run.name, strategy: run.strategy, projectId: run.projectId },
+      run: { id: toGlobalId('Run', run.id), name: run.name, strategy: run.strategy, projectId: run.projectId, evidence },
       variables: keys,
       async *pages(signal) {
         let after = -1;
         for (;;) {
           if (signal?.aborted) return;
           const rows = (await dataSource.query(
-            `SELECT p.report_ordinal, r.external_id, p.status, p.error_code, p.cells
+            `SELECT p.report_ordinal, r.external_id, p.status, p.error_code, p.cells, p.evidence
                FROM predictions p JOIN reports r ON r.id = p.report_id
               WHERE p.run_id = $1 AND p.report_ordinal > $2
                 AND ($4::text IS NULL OR p.status = $4)
                 AND ($5::boolean IS NULL OR EXISTS (SELECT 1 FROM jsonb_each(p.cells) c WHERE c.value->>'status' = 'INVALID') = $5)
               ORDER BY p.report_ordinal LIMIT $3`,
             [run.id, after, PREDICTION_PAGE_SIZE, filter.status ?? null, filter.hasInvalid ?? null],
-          )) as { report_ordinal: number; external_id: string; status: string; error_code: string | null; cells: Record<string, StoredCell> }[];
+          )) as { report_ordinal: number; external_id: string; status: string; error_code: string | null; cells: Record<string, StoredCell>; evidence: Record<string, AlignedQuote[]> | null }[];
           if (rows.length === 0) return;
           after = rows[rows.length - 1]!.report_ordinal;
           yield rows.map((row) => ({
             reportExternalId: row.external_id,
             status: row.status,
             errorCode: row.error_code,
-            fields: Object.fromEntries(keys.map((key) => [key, fieldOf(row.cells[key])])),
+            fields: Object.fromEntries(keys.map((key) => [key, evidence ? { ...fieldOf(row.cells[key]), evidence: row.evidence?.[key] ?? [] } : fieldOf(row.cells[key])])),
           }));
           if (rows.length < PREDICTION_PAGE_SIZE) return;
         }
