@@ -8,6 +8,9 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startSimulator, type Simulator } from '../../scripts/demo-llm/simulator';
+import { alignQuotes } from '../../src/extraction/evidence-alignment';
+import { parseOutput } from '../../src/extraction/output-parser';
+import { buildMessages } from '../../src/extraction/prompt-builder';
 import type { RunExecutor } from '../../src/jobs/executor';
 import { createLogger } from '../../src/logger';
 import { demoSeedDir, seedDemo } from '../../src/seeds/demo-seed';
@@ -157,5 +160,26 @@ describe('the demo model server (simulator)', () => {
     expect(sim.counts().unknownText).toBe(before + 1);
     const metrics = await (await fetch(sim.baseUrl.replace(/\/v1$/, '/metrics'))).text();
     expect(metrics).toMatch(/vllm:generation_tokens_total\{[^}]*model_name="simulator\/small-dense-24b-sim"[^}]*\} [1-9]/);
+  });
+
+  it('quotes the report when the prompt asks for evidence, and only then', async () => {
+    const report = { id: 'x', text: 'Necrosis is absent; the tumour measures 14 mm in its greatest dimension.' };
+    const variables = [{ key: 'necrosis', type: 'FREE_TEXT' as const }, { key: 'tumour size', type: 'NUMERIC' as const }];
+    const answer = async (evidence: boolean) => {
+      const messages = buildMessages({ variables, family: 'DIRECT', report, evidence });
+      const response = await fetch(`${sim.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'simulator/small-dense-24b-sim', messages }),
+      });
+      const content = ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+      return parseOutput({ content }, variables, { evidence: true });
+    };
+    const quoted = await answer(true);
+    expect(Object.keys(quoted.quotes!)).toEqual(['necrosis', 'tumour size']);
+    const quotes = Object.values(quoted.quotes!).flat();
+    expect(quotes.length).toBeGreaterThan(0);
+    expect(alignQuotes(report.text, quotes).some((q) => q.status !== 'UNALIGNED')).toBe(true);
+    expect(Object.values((await answer(false)).quotes!).flat()).toEqual([]);
   });
 });
