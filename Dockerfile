@@ -10,7 +10,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/assemble-wasm.mjs ./scripts/
+COPY scripts/assemble-wasm.mjs scripts/prune-dist.mjs ./scripts/
 COPY src ./src
 COPY migrations ./migrations
 COPY bench ./bench
