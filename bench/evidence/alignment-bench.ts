@@ -1,9 +1,9 @@
 /**
  * Evidence alignment (METRICS.md §10): 20 quotes against one 100,000-character report, the
  * report normalised once per call as a prediction's alignment does it. The quotes are a mix a
- * model gives: verbatim, with changed case or whitespace or a line break, slightly wrong, and
- * invented. Prints the statuses, then the wall and CPU time of the whole call (index + quotes)
- * and of its parts, with the load average before and after.
+ * model gives: verbatim, with changed case and whitespace, slightly wrong, and invented. Prints
+ * the statuses, the wall and CPU time of the whole call (index + quotes) and of its parts with
+ * the load average, then the CPU time of each quote alone on the built index.
  *
  *   npm run bench:evidence -- [--repeats 200] [--chars 100000]
  */
@@ -113,3 +113,12 @@ console.log('|---|---|---|---|');
 for (const [name, t] of [['index + 20 quotes (alignQuotes)', whole], ['index alone', indexOnly], ['20 quotes on a built index', quotesOnly]] as const) {
   console.log(`| ${name} | ${quantile(t.wall, 0.5).toFixed(2)} | ${quantile(t.wall, 0.9).toFixed(2)} | ${t.cpuMs.toFixed(2)} |`);
 }
+
+console.log('\n| quote | status | code points | CPU ms per call (50 calls) |');
+console.log('|---|---|---|---|');
+qs.forEach((q, i) => {
+  const cpu0 = process.cpuUsage();
+  for (let r = 0; r < 50; r += 1) alignQuote(index, q);
+  const cpu = process.cpuUsage(cpu0);
+  console.log(`| ${i + 1} | ${alignQuote(index, q).status} | ${[...q].length} | ${((cpu.user + cpu.system) / 50 / 1000).toFixed(3)} |`);
+});
