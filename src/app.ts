@@ -375,7 +375,7 @@ export async function createApp(dataSource: DataSource, logger: Logger, options:
           return true;
         } catch (error) {
           if (error instanceof RateLimitedError) {
-            ctx.extra.socket.close(4429, `Too many requests: try again in ${error.retryAfterSeconds} s`);
+            ctx.extra.socket.close(TOO_MANY_REQUESTS_CLOSE, `Too many requests: try again in ${error.retryAfterSeconds} s`);
             return false;
           }
           if (!(error instanceof DomainException)) logger.warn({ err: loggableError(error) }, 'a WebSocket connection could not be admitted');

@@ -55,7 +55,8 @@ export function createErrorFormatter(log: (correlationId: string, error: unknown
       return { ...formatted, extensions: { code: 'BAD_USER_INPUT', reason: code } };
     }
     if (isConnectionLoss(original)) {
-      return { ...formatted, message: databaseUnavailable().message, extensions: { ...toGraphQLError(databaseUnavailable()).extensions, http: undefined } };
+      const unavailable = databaseUnavailable();
+      return { ...formatted, message: unavailable.message, extensions: apiErrorOf(unavailable).extensions };
     }
     if (error instanceof GraphQLError && !error.originalError) {
       // Variable and argument coercion errors carry no original error and no code.

@@ -1,15 +1,11 @@
 import type { EntityManager } from 'typeorm';
-import type { GraphQLError } from 'graphql';
 import { DEFAULT_WAITED_LIMITS, type WaitedLimits, type WorkControl } from '../db/work-control';
 import { DomainException } from '../domain/errors';
-import { toGraphQLError } from './errors';
 
-/** BAD_USER_INPUT with reason DEADLINE_EXCEEDED, HTTP 503: the request took longer than the server gives one. */
-export function deadlineExceeded(deadlineMs: number): GraphQLError {
-  return toGraphQLError(deadlinePassed(deadlineMs));
-}
-
-/** The same error as a domain exception: what the request's writes throw once its deadline passed. */
+/**
+ * BAD_USER_INPUT with reason DEADLINE_EXCEEDED, HTTP 503 (domain/errors.ts maps it): the request took
+ * longer than the server gives one; what its writes throw once its deadline passed.
+ */
 export function deadlinePassed(deadlineMs: number): DomainException {
   return new DomainException(
     'DEADLINE_EXCEEDED',

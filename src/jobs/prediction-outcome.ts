@@ -2,7 +2,7 @@
  * How one report's extraction ends, for runs (the executor) and extract calls alike: a strategy's
  * result or error becomes the prediction row that is stored and what the caller is told.
  */
-import { alignmentIndex, alignQuote, type AlignedQuote } from '../extraction/evidence-alignment';
+import { alignmentIndex, alignQuote, type AlignedQuote, type AlignmentIndex } from '../extraction/evidence-alignment';
 import type { ExtractionResult } from '../extraction/types';
 import { describeFailure, redact, type Failure } from './failure';
 import { UnstorableRowError, unstorableProblem, type PredictionRow, type RowKey } from './prediction-writer';
@@ -36,7 +36,7 @@ export function emptyRow(key: RowKey): PredictionRow {
  */
 export function alignedEvidence(reportText: string, quotes: Readonly<Record<string, readonly string[]>>): Record<string, AlignedQuote[]> {
   const out: Record<string, AlignedQuote[]> = {};
-  let index: ReturnType<typeof alignmentIndex> | null = null;
+  let index: AlignmentIndex | null = null;
   for (const [key, list] of Object.entries(quotes)) {
     if (list.length > 0) index ??= alignmentIndex(reportText);
     out[key] = list.map((quote) => alignQuote(index!, quote));

@@ -101,14 +101,9 @@ export function itemPriority(index: number): number {
   return Math.max(0, 100_000 - index);
 }
 
-/** pg-boss's database interface over a pg pool or client. */
-function dbOfPool(pool: Pool): PgBoss.Db {
+/** pg-boss's database interface over a pg pool, or over one client inside its transaction. */
+function dbOfPool(pool: Pick<Pool | PoolClient, 'query'>): PgBoss.Db {
   return { executeSql: async (text, values) => ({ rows: (await pool.query(text, values)).rows }) };
-}
-
-/** pg-boss's database interface on one client (inside its transaction). */
-function dbOfClient(client: PoolClient): PgBoss.Db {
-  return { executeSql: async (text, values) => ({ rows: (await client.query(text, values)).rows }) };
 }
 
 /** pg-boss's database interface inside a TypeORM transaction. */
@@ -184,7 +179,7 @@ export class JobQueue {
   /** Claims up to `count` items for `workerId`; the claims are recorded with the fetch, in one transaction. */
   async fetch(count: number, workerId: string): Promise<ClaimedItem[]> {
     return this.transaction(async (client) => {
-      const jobs = await this.boss.fetch<RunItem>(RUN_QUEUE, { batchSize: count, includeMetadata: true, db: dbOfClient(client) });
+      const jobs = await this.boss.fetch<RunItem>(RUN_QUEUE, { batchSize: count, includeMetadata: true, db: dbOfPool(client) });
       const items = jobs.map((job) => ({ jobId: job.id, token: randomUUID(), data: job.data, priority: job.priority, expireInSeconds: job.expireInSeconds }));
       if (items.length > 0) {
         await client.query(
@@ -273,7 +268,7 @@ export class JobQueue {
     return this.transaction(async (client) => {
       const gone = await client.query('DELETE FROM job_claims WHERE job_id = $1 AND token = $2', [claim.jobId, claim.token]);
       if (gone.rowCount === 0) return false;
-      await action(dbOfClient(client));
+      await action(dbOfPool(client));
       return true;
     });
   }

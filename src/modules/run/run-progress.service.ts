@@ -54,8 +54,8 @@ export class RunProgressService {
   }
 
   private async runProgressEvent(run: Run): Promise<RunProgressEvent> {
-    const recent = run.status === RunStatus.RUNNING ? await this.runs.recentPredictions(run.id, RECENT_WINDOW_SECONDS) : null;
-    return { run, status: run.status, progress: progressOf(run, recent), lastError: await this.runs.lastError(run.id) };
+    const progress = await this.progress(run, (id) => this.runs.recentPredictions(id, RECENT_WINDOW_SECONDS));
+    return { run, status: run.status, progress, lastError: await this.runs.lastError(run.id) };
   }
 
   /** A run's state now and after every change, until the run is over; NOT_FOUND unless the principal may read it. */

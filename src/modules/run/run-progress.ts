@@ -55,9 +55,8 @@ export function tokensPerSecondOf(run: Run): number | null {
 /** Token counts, latency and throughput of a run; per GPU when the endpoint's GPU count is known. */
 export function usageOf(run: Run, latency: LatencySummary | null, gpus: number | null): RunUsage {
   const done = run.succeededCount + run.failedCount;
-  const elapsed = run.source === 'EXECUTED' ? elapsedMs(run) : null;
-  const seconds = elapsed !== null && elapsed > 0 ? elapsed / 1000 : null;
-  const tokensPerSecond = seconds !== null ? run.completionTokens / seconds : null;
+  const tokensPerSecond = tokensPerSecondOf(run);
+  const seconds = tokensPerSecond !== null ? elapsedMs(run)! / 1000 : null;
   return {
     promptTokens: run.promptTokens,
     completionTokens: run.completionTokens,

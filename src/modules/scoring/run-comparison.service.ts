@@ -32,12 +32,13 @@ export class RunComparisonService {
       const macroA = toEstimate(grid.macro[0]!, options.resamples);
       const macroB = toEstimate(grid.macro[1]!, options.resamples);
       if (!macroA || !macroB) throw badInput('One of the runs has no score on this dataset');
+      const macro = gridPairedDifference(grid, 0, 1);
       return {
         run,
         baseline,
         runMacroAverage: macroA,
         baselineMacroAverage: macroB,
-        macroAverage: toDifference(gridPairedDifference(grid, 0, 1).estimate, gridPairedDifference(grid, 0, 1).pValue, Number.NaN, options.resamples),
+        macroAverage: toDifference(macro.estimate, macro.pValue, Number.NaN, options.resamples),
         variables: perVariable
           .filter((x) => Number.isFinite(x.d.estimate.value))
           .map((x) => ({
